@@ -1,0 +1,194 @@
+/** The event model of DESIGN §3: envelope, event types, statuses. */
+
+/** Every event type the log may hold. */
+export const EventTypes = [
+  'EXECUTION_STARTED',
+  'EXECUTION_RECOVERED',
+  'STEP_STARTED',
+  'STEP_COMPLETED',
+  'STEP_FAILED',
+  'TIMER_SCHEDULED',
+  'TIMER_FIRED',
+  'SIGNAL_RECEIVED',
+  'CHILD_STARTED',
+  'CHILD_SETTLED',
+  'EXECUTION_SUSPENDED',
+  'EXECUTION_RESUMED',
+  'CANCEL_REQUESTED',
+  'EXECUTION_COMPLETED',
+  'EXECUTION_FAILED',
+  'EXECUTION_CANCELLED',
+  'EXECUTION_DEAD_LETTERED',
+] as const;
+
+/** One of {@link EventTypes}. */
+export type EventType = (typeof EventTypes)[number];
+
+/** Status of an execution, as folded from its log. */
+export type ExecutionStatus =
+  | 'pending'
+  | 'running'
+  | 'suspended'
+  | 'completed'
+  | 'failed'
+  | 'cancelled'
+  | 'dead_lettered';
+
+/** Every status, in lifecycle order. */
+export const ExecutionStatuses: readonly ExecutionStatus[] = [
+  'pending',
+  'running',
+  'suspended',
+  'completed',
+  'failed',
+  'cancelled',
+  'dead_lettered',
+];
+
+const terminalTypes = new Set<EventType>([
+  'EXECUTION_COMPLETED',
+  'EXECUTION_FAILED',
+  'EXECUTION_CANCELLED',
+  'EXECUTION_DEAD_LETTERED',
+]);
+
+/** L6: true for the event types after which nothing may be appended. */
+export function isTerminalType(type: string): boolean {
+  return terminalTypes.has(type as EventType);
+}
+
+/** True for `completed`, `failed`, `cancelled` and `dead_lettered`. */
+export function isTerminalStatus(status: ExecutionStatus): boolean {
+  return status === 'completed' || status === 'failed' || status === 'cancelled' || status === 'dead_lettered';
+}
+
+/** True for a known event type. */
+export function isEventType(type: string): type is EventType {
+  return (EventTypes as readonly string[]).includes(type);
+}
+
+/**
+ * The status an execution has after an event of `type` is appended. Stores use this to keep
+ * their status index, so every store derives statuses the same way the fold does.
+ */
+export function statusAfter(current: ExecutionStatus | undefined, type: EventType): ExecutionStatus {
+  switch (type) {
+    case 'EXECUTION_STARTED':
+      return 'pending';
+    case 'EXECUTION_SUSPENDED':
+      return 'suspended';
+    case 'EXECUTION_COMPLETED':
+      return 'completed';
+    case 'EXECUTION_FAILED':
+      return 'failed';
+    case 'EXECUTION_CANCELLED':
+      return 'cancelled';
+    case 'EXECUTION_DEAD_LETTERED':
+      return 'dead_lettered';
+    case 'CANCEL_REQUESTED':
+      return current ?? 'pending';
+    default:
+      return 'running';
+  }
+}
+
+/**
+ * A recorded event, decoded. `seq` is dense from 0; `fence` is the writer's fence;
+ * `envelopeId` is a ULID.
+ */
+export interface Envelope<P = unknown> {
+  executionId: string;
+  seq: number;
+  envelopeId: string;
+  type: EventType;
+  payload: P;
+  fence: number;
+  recordedAt: Date;
+}
+
+/** An event as a store keeps it: the payload is the codec's text. */
+export interface StoredEvent {
+  executionId: string;
+  seq: number;
+  envelopeId: string;
+  type: EventType;
+  payload: string;
+  fence: number;
+  /** Milliseconds since the epoch. */
+  recordedAt: number;
+}
+
+/** Kinds of positional context calls. */
+export type CallKind = 'step' | 'now' | 'random' | 'uuid' | 'sleep' | 'signal' | 'child';
+
+/** Payload of `EXECUTION_STARTED`. */
+export interface StartedPayload {
+  workflow: string;
+  version: number;
+  input: unknown;
+  parentId?: string;
+}
+
+/** Payload of `STEP_STARTED`. */
+export interface StepStartedPayload {
+  position: number;
+  name: string;
+  attempt: number;
+}
+
+/** Payload of `STEP_COMPLETED`; also records `now`, `random`, `uuid` values and patch markers. */
+export interface StepCompletedPayload {
+  position: number;
+  name: string;
+  kind: CallKind | 'patch';
+  output: unknown;
+  attempt?: number;
+}
+
+/** Payload of `STEP_FAILED`. `retryAt` is set while the retry budget lasts. */
+export interface StepFailedPayload {
+  position: number;
+  name: string;
+  attempt: number;
+  error: unknown;
+  retryAt?: number;
+}
+
+/** Payload of `TIMER_SCHEDULED`. */
+export interface TimerScheduledPayload {
+  position: number;
+  name: string;
+  timerId: string;
+  dueAt: number;
+  /** `sleep` for ctx.sleep, `retry` for a step's next attempt. */
+  purpose: 'sleep' | 'retry';
+}
+
+/** Payload of `TIMER_FIRED`. */
+export interface TimerFiredPayload {
+  timerId: string;
+  position: number;
+}
+
+/** Payload of `EXECUTION_RECOVERED` and `EXECUTION_RESUMED`. */
+export interface TakeoverPayload {
+  reason: string;
+  fence: number;
+}
+
+/** Payload of `EXECUTION_SUSPENDED`. */
+export interface SuspendedPayload {
+  reason: string;
+  wakeAt?: number;
+}
+
+/** Payload of `EXECUTION_COMPLETED`. */
+export interface CompletedPayload {
+  output: unknown;
+}
+
+/** Payload of `EXECUTION_FAILED`, `EXECUTION_CANCELLED` and `EXECUTION_DEAD_LETTERED`. */
+export interface EndedPayload {
+  error: unknown;
+  reason?: string;
+}

@@ -1,0 +1,26 @@
+/** In-memory implementations of every store SPI. */
+import type { Stores } from '../spi.js';
+import { MemoryEventStore, type MemoryEventStoreOptions } from './memory-event-store.js';
+import { MemoryLeaseStore } from './memory-lease-store.js';
+import { MemorySnapshotStore } from './memory-snapshot-store.js';
+import { MemoryTimerStore } from './memory-timer-store.js';
+
+export { MemoryEventStore, type MemoryEventStoreOptions } from './memory-event-store.js';
+export { MemoryLeaseStore } from './memory-lease-store.js';
+export { MemorySnapshotStore } from './memory-snapshot-store.js';
+export { MemoryTimerStore } from './memory-timer-store.js';
+
+/**
+ * Every store in memory. For tests and examples; nothing survives the process.
+ * @example
+ * const runtime = createRuntime({ stores: openMemoryStores(), workflows: [order] });
+ */
+export function openMemoryStores(options: MemoryEventStoreOptions = {}): Stores {
+  return {
+    events: new MemoryEventStore(options),
+    snapshots: new MemorySnapshotStore(),
+    timers: new MemoryTimerStore(),
+    leases: new MemoryLeaseStore(),
+    close() {},
+  };
+}

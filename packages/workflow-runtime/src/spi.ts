@@ -1,0 +1,179 @@
+/**
+ * The store SPIs. Implementations live elsewhere (in-memory in this package, SQLite and
+ * PostgreSQL in their own packages) and prove themselves with `@skein/conformance`.
+ */
+import type { EventType, ExecutionStatus, StoredEvent } from './events.js';
+
+/** One event to append; the payload is already encoded by the codec. */
+export interface EventDraft {
+  envelopeId: string;
+  type: EventType;
+  payload: string;
+  /** Milliseconds since the epoch. */
+  recordedAt: number;
+}
+
+/**
+ * A batch of events for one execution, written atomically at `expectedSeq`,
+ * `expectedSeq + 1`, … under the writer's `fence`.
+ */
+export interface AppendRequest {
+  executionId: string;
+  /** Name of the workflow; stores index it when seq 0 is written. */
+  workflow: string;
+  /** Sequence number of the first event in `events`. */
+  expectedSeq: number;
+  fence: number;
+  events: readonly EventDraft[];
+}
+
+/** Outcome of a successful append. */
+export interface AppendResult {
+  /** Sequence number of the last event written. */
+  lastSeq: number;
+  /** Status of the execution after the append. */
+  status: ExecutionStatus;
+}
+
+/** A row of the execution index. */
+export interface ExecutionSummary {
+  executionId: string;
+  workflow: string;
+  status: ExecutionStatus;
+  /** Last sequence number written. */
+  sequence: number;
+  /** Milliseconds since the epoch of the newest event. */
+  updatedAt: number;
+}
+
+/** Filter and paging for {@link EventStore.listExecutions}. */
+export interface ListExecutionsQuery {
+  /** Only executions in one of these statuses (default: all). */
+  status?: readonly ExecutionStatus[];
+  /** Only executions of this workflow (default: all). */
+  workflow?: string;
+  /** Page size (default: 100). */
+  limit?: number;
+  /** Opaque cursor from the previous page's `nextCursor`. */
+  cursor?: string;
+}
+
+/** One page of executions, ordered by execution id. */
+export interface ExecutionPage {
+  items: ExecutionSummary[];
+  /** Pass as `cursor` for the next page; absent on the last page. */
+  nextCursor?: string;
+}
+
+/**
+ * The append-only event log (L1–L4, L6).
+ *
+ * `append` checks the fence and the sequence and writes in one atomic step; on failure it
+ * writes nothing and rejects with `StaleFenceError`, `ExecutionAlreadyExistsError` (seq 0
+ * taken), `DuplicateSequenceError`, `SequenceGapError`, `DuplicateEnvelopeIdError`,
+ * `ExecutionTerminatedError` (L6) or `StorageWriteError`. A store may group the appends of
+ * many executions into one transaction, but each caller gets its own outcome (L4).
+ */
+export interface EventStore {
+  /** Append a batch of events for one execution. */
+  append(request: AppendRequest): Promise<AppendResult>;
+  /** Events of one execution from `fromSeq` (default 0) in seq order, at most `limit`. */
+  read(executionId: string, fromSeq?: number, limit?: number): Promise<StoredEvent[]>;
+  /** A fence strictly larger than any returned before for this execution (also before seq 0). */
+  acquireFence(executionId: string): Promise<number>;
+  /** The newest fence of the execution, 0 when none was ever taken. */
+  currentFence(executionId: string): Promise<number>;
+  /** The index row of one execution, or null when seq 0 does not exist. */
+  getExecution(executionId: string): Promise<ExecutionSummary | null>;
+  /** Executions ordered by id, filtered and paged. */
+  listExecutions(query?: ListExecutionsQuery): Promise<ExecutionPage>;
+}
+
+/** A cached fold of an execution's log up to `seq` (L5: a cache, never the truth). */
+export interface Snapshot {
+  executionId: string;
+  seq: number;
+  /** The codec's encoding of the folded state. */
+  state: string;
+}
+
+/** Snapshots of folded state. Deleting every snapshot must change no result (L5). */
+export interface SnapshotStore {
+  /** Save a snapshot; an older one for the same execution may be replaced. */
+  put(snapshot: Snapshot): Promise<void>;
+  /** The newest snapshot of the execution, or null. */
+  latest(executionId: string): Promise<Snapshot | null>;
+  /** Delete every snapshot of the execution. */
+  delete(executionId: string): Promise<void>;
+}
+
+/** A durable timer: wake `executionId` at `dueAt`. */
+export interface Timer {
+  timerId: string;
+  executionId: string;
+  /** Milliseconds since the epoch. */
+  dueAt: number;
+}
+
+/** Options of {@link TimerStore.claimDue}. */
+export interface ClaimTimersOptions {
+  /** Claim timers with `dueAt <= now`. */
+  now: number;
+  /** At most this many. */
+  limit: number;
+  /** Who claims them. */
+  owner: string;
+  /** The claim lapses after this long unless the timer is completed (a crashed claimer). */
+  claimTtlMs: number;
+}
+
+/** Durable timers (sleeps, step retries). A due timer is claimed by exactly one claimer. */
+export interface TimerStore {
+  /** Schedule a timer; scheduling the same `timerId` again is a no-op. */
+  schedule(timer: Timer): Promise<void>;
+  /** Claim due timers, oldest due first; a claimed timer is not returned again until its claim lapses. */
+  claimDue(options: ClaimTimersOptions): Promise<Timer[]>;
+  /** Claim one timer by id if it is due and unclaimed; true when this caller got it. */
+  claim(timerId: string, options: Omit<ClaimTimersOptions, 'limit'>): Promise<boolean>;
+  /** Delete a timer (it fired). */
+  complete(timerId: string): Promise<void>;
+  /** Timers of one execution. */
+  forExecution(executionId: string): Promise<Timer[]>;
+  /** The earliest due time of any unclaimed timer, or null. */
+  nextDueAt(): Promise<number | null>;
+}
+
+/** Who owns an execution until when. */
+export interface Lease {
+  key: string;
+  owner: string;
+  /** Milliseconds since the epoch. */
+  expiresAt: number;
+}
+
+/**
+ * Leases: ownership with expiry. Used per running execution and for the supervisor's leader
+ * lease. Time comes from the caller (`now`), so tests inject a clock.
+ */
+export interface LeaseStore {
+  /** Take the lease if it is free or expired (or already ours); returns it, or null when another owner holds it. */
+  claim(key: string, owner: string, ttlMs: number, now: number): Promise<Lease | null>;
+  /** Extend our lease; null when we no longer hold it (expired and taken, or released). */
+  renew(key: string, owner: string, ttlMs: number, now: number): Promise<Lease | null>;
+  /** Give the lease up; false when we did not hold it. */
+  release(key: string, owner: string): Promise<boolean>;
+  /** The lease on `key`, expired or not, or null. */
+  get(key: string): Promise<Lease | null>;
+  /** Leases whose `expiresAt <= now`, at most `limit`. */
+  listExpired(now: number, limit: number): Promise<Lease[]>;
+}
+
+/** The stores one runtime works on. */
+export interface Stores {
+  events: EventStore;
+  snapshots: SnapshotStore;
+  timers: TimerStore;
+  leases: LeaseStore;
+  /** Release connections and files. */
+  close(): void | Promise<void>;
+}
