@@ -152,6 +152,8 @@ export interface StepFailedPayload {
   attempt: number;
   error: unknown;
   retryAt?: number;
+  /** The durable timer that wakes the execution at `retryAt`. */
+  timerId?: string;
 }
 
 /** Payload of `TIMER_SCHEDULED`. */

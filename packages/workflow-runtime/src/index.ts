@@ -59,3 +59,34 @@ export type {
   Timer,
   TimerStore,
 } from './spi.js';
+export type { StepInfo, StepOptions, WorkflowContext } from './context-api.js';
+export { type RunOutcome, recordableError } from './execution-run.js';
+export {
+  type CallRecord,
+  type CompletedStep,
+  type ExecutionState,
+  type FoldableEvent,
+  type PendingTimer,
+  applyEvent,
+  fold,
+} from './fold.js';
+export { MAX_EXECUTION_ID_LENGTH, newId } from './ids.js';
+export { loadState, readHistory, toEnvelope } from './load-state.js';
+export { type ResolvedRetryPolicy, type RetryPolicy, resolveRetryPolicy, retryDelay } from './retry.js';
+export {
+  type ExecuteRequest,
+  Runtime,
+  type RuntimeOptions,
+  type StartOptions,
+  type WorkflowHandle,
+  createRuntime,
+} from './runtime.js';
+export {
+  type AnyWorkflow,
+  type Schema,
+  type WorkflowDefinition,
+  WorkflowRegistry,
+  type WorkflowSpec,
+  defineWorkflow,
+  parseWith,
+} from './workflow.js';

@@ -1,0 +1,350 @@
+/**
+ * One attempt at running an execution: the workflow context and the driver around the body.
+ * Context calls are matched to the log by position (replay); a call the log has already
+ * settled returns its recorded value, and a new call records before the workflow moves on.
+ */
+import { encode } from './codec.js';
+import type { StepInfo, StepOptions, WorkflowContext } from './context-api.js';
+import {
+  NonDeterminismError,
+  NonRetryableError,
+  PayloadTooLargeError,
+  SerializationError,
+  StepFailedError,
+  StepTimeoutError,
+} from './errors.js';
+import type { CallKind } from './events.js';
+import type { CallRecord, ExecutionState } from './fold.js';
+import { newId } from './ids.js';
+import type { LogWriter } from './log-writer.js';
+import { resolveRetryPolicy, retryDelay } from './retry.js';
+import type { Timer } from './spi.js';
+import { parseWith, type AnyWorkflow } from './workflow.js';
+
+/** How a run ended: at a terminal state, or suspended until `wakeAt`. */
+export type RunOutcome =
+  | { kind: 'terminal'; state: ExecutionState }
+  | { kind: 'suspended'; state: ExecutionState; wakeAt: number | undefined };
+
+/** What a run needs from its runtime. */
+export interface RunHost {
+  clock(): number;
+  /** Make durable timers exist before the execution suspends on them. */
+  scheduleTimers(timers: Timer[]): Promise<void>;
+}
+
+const never = new Promise<never>(() => {});
+
+/** Runs a workflow body once against its log; see the module comment. */
+export class ExecutionRun implements WorkflowContext {
+  readonly executionId: string;
+  readonly version: number;
+  private cursor = 0;
+  private inFlight = 0;
+  private readonly waits: { wakeAt: number; timer?: Timer }[] = [];
+  private suspendCheck = false;
+  private resolveSuspend!: () => void;
+  private readonly suspend = new Promise<'suspend'>((resolve) => {
+    this.resolveSuspend = () => resolve('suspend');
+  });
+  private fatal: unknown = undefined;
+  private ended = false;
+  /** Timers this run saw fire; the runtime deletes their rows once the run is durable. */
+  readonly firedTimers: string[] = [];
+
+  constructor(
+    private readonly host: RunHost,
+    private readonly workflow: AnyWorkflow,
+    private readonly writer: LogWriter,
+  ) {
+    const state = this.state;
+    this.executionId = state.executionId;
+    this.version = state.version;
+  }
+
+  private get state(): ExecutionState {
+    return this.writer.state!;
+  }
+
+  /** Drive the body to a terminal state or a suspension. Rejects when the log cannot be written. */
+  async run(): Promise<RunOutcome> {
+    const body = (async () => this.workflow.run(this, this.state.input))().then(
+      (value: unknown) => ({ ok: true as const, value }),
+      (error: unknown) => ({ ok: false as const, error }),
+    );
+    const settled = await Promise.race([body, this.suspend]);
+    try {
+      this.throwIfAborted();
+      if (settled === 'suspend') return await this.suspendNow();
+      if (!settled.ok) return await this.end('EXECUTION_FAILED', { error: recordableError(settled.error) });
+      this.checkReachedEnd();
+      return await this.complete(settled.value);
+    } finally {
+      this.ended = true;
+    }
+  }
+
+  async step<T>(name: string, fn: (info: StepInfo) => T | Promise<T>, options: StepOptions = {}): Promise<T> {
+    const { position, record } = this.next('step', name);
+    if (record?.status === 'completed') return record.output as T;
+    if (record?.status === 'failed') {
+      throw new StepFailedError(this.executionId, name, record.attempts, { cause: record.error });
+    }
+    if (record?.status === 'retrying' && record.wakeAt !== undefined) {
+      if (record.wakeAt > this.host.clock()) return this.block(record.wakeAt, record.timerId);
+      this.fireTimer(record.timerId, position);
+    }
+    return this.attemptStep(position, name, fn, options, (record?.failures ?? 0) + 1);
+  }
+
+  sleep(name: string, ms: number): Promise<void> {
+    if (!Number.isFinite(ms) || ms < 0) throw new RangeError(`ctx.sleep("${name}"): ms must be >= 0, got ${ms}`);
+    return this.sleepAt(name, () => this.host.clock() + ms);
+  }
+
+  sleepUntil(name: string, until: Date | number): Promise<void> {
+    const at = typeof until === 'number' ? until : until.getTime();
+    if (!Number.isFinite(at)) throw new RangeError(`ctx.sleepUntil("${name}"): not a valid time`);
+    return this.sleepAt(name, () => at);
+  }
+
+  now(): Date {
+    return new Date(this.recorded('now', () => new Date(this.host.clock())) as Date);
+  }
+
+  random(): number {
+    return this.recorded('random', Math.random) as number;
+  }
+
+  uuid(): string {
+    return this.recorded('uuid', () => globalThis.crypto.randomUUID()) as string;
+  }
+
+  patched(id: string): boolean {
+    this.assertUsable();
+    if (this.state.patches.includes(id)) return true;
+    // Calls recorded beyond this point were made by code that passed here without the patch.
+    if (this.cursor < this.state.calls.length) return false;
+    this.writer.record('STEP_COMPLETED', { position: -1, name: id, kind: 'patch', output: true }, `patch "${id}"`);
+    return true;
+  }
+
+  private async attemptStep<T>(
+    position: number,
+    name: string,
+    fn: (info: StepInfo) => T | Promise<T>,
+    options: StepOptions,
+    attempt: number,
+  ): Promise<T> {
+    let retry: { wakeAt: number; timerId: string };
+    this.inFlight += 1;
+    try {
+      this.writer.record('STEP_STARTED', { position, name, attempt }, `start of step "${name}"`);
+      await this.writer.flush();
+      try {
+        const output = await this.invoke(name, fn, options.timeoutMs, attempt);
+        this.assertUsable();
+        this.writer.record(
+          'STEP_COMPLETED',
+          { position, name, kind: 'step', output, attempt },
+          `output of step "${name}"`,
+        );
+        return output;
+      } catch (error) {
+        this.assertUsable();
+        retry = this.stepFailed(position, name, options, attempt, error);
+      }
+    } finally {
+      this.inFlight -= 1;
+    }
+    // Out of flight before blocking, so the execution can suspend while it waits.
+    return this.block(retry.wakeAt, retry.timerId);
+  }
+
+  private async invoke<T>(
+    name: string,
+    fn: (info: StepInfo) => T | Promise<T>,
+    timeoutMs: number | undefined,
+    attempt: number,
+  ): Promise<T> {
+    const controller = new AbortController();
+    const info: StepInfo = { attempt, signal: controller.signal, executionId: this.executionId };
+    if (timeoutMs === undefined) return await fn(info);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        const error = new StepTimeoutError(name, timeoutMs);
+        controller.abort(error);
+        reject(error);
+      }, timeoutMs);
+    });
+    try {
+      return await Promise.race([(async () => fn(info))(), timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Record a failed attempt; throw StepFailedError when the budget is spent, else return when to retry. */
+  private stepFailed(
+    position: number,
+    name: string,
+    options: StepOptions,
+    attempt: number,
+    error: unknown,
+  ): { wakeAt: number; timerId: string } {
+    const policy = resolveRetryPolicy(options.retry);
+    const recorded = recordableError(error);
+    if (isUnretryable(error) || attempt >= policy.maxAttempts) {
+      this.writer.record('STEP_FAILED', { position, name, attempt, error: recorded }, `error of step "${name}"`);
+      throw new StepFailedError(this.executionId, name, attempt, { cause: error });
+    }
+    const retryAt = this.host.clock() + retryDelay(policy, attempt, `${this.executionId}#${position}`);
+    const timerId = newId();
+    this.writer.record(
+      'STEP_FAILED',
+      { position, name, attempt, error: recorded, retryAt, timerId },
+      `error of step "${name}"`,
+    );
+    return { wakeAt: retryAt, timerId };
+  }
+
+  private sleepAt(name: string, dueAt: () => number): Promise<void> {
+    const { position, record } = this.next('sleep', name);
+    if (record?.status === 'fired') return Promise.resolve();
+    if (record === undefined) {
+      const at = dueAt();
+      const timerId = newId();
+      this.writer.record('TIMER_SCHEDULED', { position, name, timerId, dueAt: at, purpose: 'sleep' }, `sleep "${name}"`);
+      return at > this.host.clock() ? this.block(at, timerId) : this.afterFire(timerId, position);
+    }
+    const at = record.wakeAt ?? 0;
+    return at > this.host.clock() ? this.block(at, record.timerId) : this.afterFire(record.timerId, position);
+  }
+
+  private afterFire(timerId: string | undefined, position: number): Promise<void> {
+    this.fireTimer(timerId, position);
+    return Promise.resolve();
+  }
+
+  private fireTimer(timerId: string | undefined, position: number): void {
+    if (timerId === undefined) return;
+    this.writer.record('TIMER_FIRED', { timerId, position }, 'timer');
+    this.firedTimers.push(timerId);
+  }
+
+  private recorded(kind: CallKind, make: () => unknown): unknown {
+    const { position, record } = this.next(kind, kind);
+    if (record?.status === 'completed') return record.output;
+    const value = make();
+    this.writer.record('STEP_COMPLETED', { position, name: kind, kind, output: value }, `ctx.${kind}()`);
+    return value;
+  }
+
+  /** Take the next position; throw NonDeterminismError when the log holds another call there. */
+  private next(kind: CallKind, name: string): { position: number; record: CallRecord | undefined } {
+    this.assertUsable();
+    const position = this.cursor++;
+    const record = this.state.calls[position];
+    if (record !== undefined && (record.kind !== kind || record.name !== name)) {
+      this.fatal = new NonDeterminismError(this.executionId, position, record, { kind, name });
+      throw this.fatal;
+    }
+    return { position, record };
+  }
+
+  private block(wakeAt: number, timerId: string | undefined): Promise<never> {
+    this.waits.push(
+      timerId === undefined ? { wakeAt } : { wakeAt, timer: { timerId, executionId: this.executionId, dueAt: wakeAt } },
+    );
+    this.scheduleSuspendCheck();
+    return never;
+  }
+
+  /** Suspend once nothing is in flight: every branch of the body is waiting on a timer. */
+  private scheduleSuspendCheck(): void {
+    if (this.suspendCheck) return;
+    this.suspendCheck = true;
+    setImmediate(() => {
+      this.suspendCheck = false;
+      if (this.inFlight === 0 && this.waits.length > 0 && !this.ended) this.resolveSuspend();
+    });
+  }
+
+  private async suspendNow(): Promise<RunOutcome> {
+    const timers = this.waits.flatMap((wait) => (wait.timer === undefined ? [] : [wait.timer]));
+    await this.host.scheduleTimers(timers);
+    const wakeAt = Math.min(...this.waits.map((wait) => wait.wakeAt));
+    const state = this.writer.record('EXECUTION_SUSPENDED', { reason: 'waiting for a timer', wakeAt }, 'suspension');
+    await this.writer.flush();
+    return { kind: 'suspended', state, wakeAt };
+  }
+
+  private async complete(value: unknown): Promise<RunOutcome> {
+    let output = value;
+    try {
+      if (this.workflow.output !== undefined) {
+        output = parseWith(this.workflow.output, value, `output of workflow "${this.workflow.name}"`, 'output');
+      }
+      encode(output);
+    } catch (error) {
+      return this.end('EXECUTION_FAILED', { error: recordableError(error) });
+    }
+    try {
+      return await this.end('EXECUTION_COMPLETED', { output });
+    } catch (error) {
+      if (!(error instanceof PayloadTooLargeError)) throw error;
+      return this.end('EXECUTION_FAILED', { error: recordableError(error) });
+    }
+  }
+
+  private async end(type: 'EXECUTION_COMPLETED' | 'EXECUTION_FAILED', payload: object): Promise<RunOutcome> {
+    const state = this.writer.record(type, payload, type === 'EXECUTION_COMPLETED' ? 'workflow output' : 'workflow error');
+    await this.writer.flush();
+    return { kind: 'terminal', state };
+  }
+
+  /** The body returned while the log holds calls it never made: the code changed under the log. */
+  private checkReachedEnd(): void {
+    const record = this.state.calls[this.cursor];
+    if (record !== undefined) {
+      throw new NonDeterminismError(this.executionId, this.cursor, record, { kind: 'return', name: 'end of workflow' });
+    }
+  }
+
+  private throwIfAborted(): void {
+    if (this.fatal !== undefined) throw this.fatal;
+    if (this.writer.failed !== undefined) throw this.writer.failed;
+  }
+
+  private assertUsable(): void {
+    if (this.ended) throw new Error(`execution "${this.executionId}": workflow context used after its run ended`);
+    this.throwIfAborted();
+  }
+}
+
+function isUnretryable(error: unknown): boolean {
+  return (
+    error instanceof NonRetryableError ||
+    error instanceof SerializationError ||
+    error instanceof PayloadTooLargeError ||
+    error instanceof NonDeterminismError
+  );
+}
+
+/** The error as the log can hold it: itself when the codec takes it, else its name, message and stack. */
+export function recordableError(error: unknown): unknown {
+  try {
+    encode(error);
+    return error;
+  } catch {
+    // The codec refused a field of the error: keep what every error has.
+    if (error instanceof Error) {
+      const plain = new Error(error.message);
+      plain.name = error.name;
+      if (error.stack !== undefined) plain.stack = error.stack;
+      return plain;
+    }
+    return String(error);
+  }
+}

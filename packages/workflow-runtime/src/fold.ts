@@ -1,0 +1,224 @@
+/**
+ * Fold: the execution state is a pure function of the log. The runtime applies each event
+ * as it records it, and `fold` applies a whole log (optionally on top of a snapshot, L5).
+ */
+import type {
+  CallKind,
+  CompletedPayload,
+  EndedPayload,
+  EventType,
+  ExecutionStatus,
+  StartedPayload,
+  StepCompletedPayload,
+  StepFailedPayload,
+  StepStartedPayload,
+  TimerFiredPayload,
+  TimerScheduledPayload,
+} from './events.js';
+import { statusAfter } from './events.js';
+
+/** What the log says about one positional context call. */
+export interface CallRecord {
+  position: number;
+  kind: CallKind;
+  name: string;
+  /**
+   * `started`: in flight (or interrupted); `completed`: output recorded; `failed`: out of
+   * budget; `retrying`: waiting for `retryAt`; `scheduled`: a timer waits; `fired`: it fired.
+   */
+  status: 'started' | 'completed' | 'failed' | 'retrying' | 'scheduled' | 'fired';
+  /** Attempts started so far (steps). */
+  attempts: number;
+  /** Failed attempts so far (steps); the retry budget counts these. */
+  failures: number;
+  output?: unknown;
+  error?: unknown;
+  /** When the next attempt or the timer is due (ms since the epoch). */
+  wakeAt?: number;
+  timerId?: string;
+}
+
+/** A step whose output is in the log. */
+export interface CompletedStep {
+  position: number;
+  name: string;
+  output: unknown;
+  attempts: number;
+}
+
+/** A durable timer the execution waits on. */
+export interface PendingTimer {
+  timerId: string;
+  position: number;
+  dueAt: number;
+}
+
+/** The folded state of one execution. */
+export interface ExecutionState {
+  executionId: string;
+  workflow: string;
+  version: number;
+  status: ExecutionStatus;
+  /** Seq of the last event folded. */
+  sequence: number;
+  input: unknown;
+  output?: unknown;
+  error?: unknown;
+  parentId?: string;
+  /** Ms since the epoch of seq 0 and of the last event. */
+  startedAt: number;
+  updatedAt: number;
+  /** Fence of the last event. */
+  fence: number;
+  /** Every positional context call, by position (the replay view). */
+  calls: CallRecord[];
+  /** Completed `ctx.step` calls, in the order they completed. */
+  steps: CompletedStep[];
+  /** Ids of `ctx.patched` markers recorded. */
+  patches: string[];
+  /** Timers the execution waits on. */
+  timers: PendingTimer[];
+  /** Times the execution was taken over after an interruption (`EXECUTION_RECOVERED`). */
+  recoveries: number;
+}
+
+/** The minimum an event needs to be folded. */
+export interface FoldableEvent {
+  executionId: string;
+  seq: number;
+  type: EventType;
+  payload: unknown;
+  fence: number;
+  /** Ms since the epoch, or a Date. */
+  recordedAt: number | Date;
+}
+
+/** Apply one event to `state` (null before seq 0). Mutates and returns `state`. */
+export function applyEvent(state: ExecutionState | null, event: FoldableEvent): ExecutionState {
+  const at = typeof event.recordedAt === 'number' ? event.recordedAt : event.recordedAt.getTime();
+  if (state === null) {
+    if (event.type !== 'EXECUTION_STARTED') {
+      throw new Error(`fold: execution "${event.executionId}" starts with ${event.type}, not EXECUTION_STARTED`);
+    }
+    const started = event.payload as StartedPayload;
+    state = {
+      executionId: event.executionId,
+      workflow: started.workflow,
+      version: started.version,
+      status: 'pending',
+      sequence: 0,
+      input: started.input,
+      startedAt: at,
+      updatedAt: at,
+      fence: event.fence,
+      calls: [],
+      steps: [],
+      patches: [],
+      timers: [],
+      recoveries: 0,
+    };
+    if (started.parentId !== undefined) state.parentId = started.parentId;
+    return state;
+  }
+  applyPayload(state, event.type, event.payload);
+  state.status = statusAfter(state.status, event.type);
+  state.sequence = event.seq;
+  state.updatedAt = at;
+  state.fence = event.fence;
+  return state;
+}
+
+function applyPayload(state: ExecutionState, type: EventType, payload: unknown): void {
+  switch (type) {
+    case 'STEP_STARTED': {
+      const p = payload as StepStartedPayload;
+      const call = callAt(state, p.position, 'step', p.name);
+      call.status = 'started';
+      call.attempts = Math.max(call.attempts, p.attempt);
+      delete call.wakeAt;
+      return;
+    }
+    case 'STEP_COMPLETED':
+      return applyCompleted(state, payload as StepCompletedPayload);
+    case 'STEP_FAILED': {
+      const p = payload as StepFailedPayload;
+      const call = callAt(state, p.position, 'step', p.name);
+      call.failures += 1;
+      call.attempts = Math.max(call.attempts, p.attempt);
+      call.error = p.error;
+      if (p.retryAt === undefined) call.status = 'failed';
+      else {
+        call.status = 'retrying';
+        call.wakeAt = p.retryAt;
+        if (p.timerId !== undefined) {
+          call.timerId = p.timerId;
+          state.timers.push({ timerId: p.timerId, position: p.position, dueAt: p.retryAt });
+        }
+      }
+      return;
+    }
+    case 'TIMER_SCHEDULED': {
+      const p = payload as TimerScheduledPayload;
+      const call = callAt(state, p.position, 'sleep', p.name);
+      call.status = 'scheduled';
+      call.wakeAt = p.dueAt;
+      call.timerId = p.timerId;
+      state.timers.push({ timerId: p.timerId, position: p.position, dueAt: p.dueAt });
+      return;
+    }
+    case 'TIMER_FIRED': {
+      const p = payload as TimerFiredPayload;
+      state.timers = state.timers.filter((timer) => timer.timerId !== p.timerId);
+      const call = state.calls[p.position];
+      if (call !== undefined && call.kind === 'sleep') call.status = 'fired';
+      return;
+    }
+    case 'EXECUTION_RECOVERED':
+      state.recoveries += 1;
+      return;
+    case 'EXECUTION_COMPLETED':
+      state.output = (payload as CompletedPayload).output;
+      return;
+    case 'EXECUTION_FAILED':
+    case 'EXECUTION_CANCELLED':
+    case 'EXECUTION_DEAD_LETTERED':
+      state.error = (payload as EndedPayload).error;
+      return;
+    default:
+      return;
+  }
+}
+
+function applyCompleted(state: ExecutionState, p: StepCompletedPayload): void {
+  if (p.kind === 'patch') {
+    if (!state.patches.includes(p.name)) state.patches.push(p.name);
+    return;
+  }
+  const call = callAt(state, p.position, p.kind, p.name);
+  call.status = 'completed';
+  call.output = p.output;
+  delete call.wakeAt;
+  if (p.kind === 'step') {
+    call.attempts = Math.max(call.attempts, p.attempt ?? 1);
+    state.steps.push({ position: p.position, name: p.name, output: p.output, attempts: call.attempts });
+  }
+}
+
+function callAt(state: ExecutionState, position: number, kind: CallKind, name: string): CallRecord {
+  let call = state.calls[position];
+  if (call === undefined) {
+    call = { position, kind, name, status: 'started', attempts: 0, failures: 0 };
+    state.calls[position] = call;
+  }
+  return call;
+}
+
+/**
+ * Fold a log into its state. With `from` (a snapshot's state), `events` are the ones after
+ * the snapshot's seq (L5: the result equals folding the whole log).
+ */
+export function fold(events: Iterable<FoldableEvent>, from: ExecutionState | null = null): ExecutionState | null {
+  let state = from;
+  for (const event of events) state = applyEvent(state, event);
+  return state;
+}

@@ -1,0 +1,56 @@
+/** Reading executions back: state from the newest snapshot plus the events after it (L5). */
+import { decode, encode } from './codec.js';
+import type { Envelope, StoredEvent } from './events.js';
+import { type ExecutionState, fold } from './fold.js';
+import type { EventStore, SnapshotStore, Stores } from './spi.js';
+
+/** Decode a stored event into an envelope. */
+export function toEnvelope(event: StoredEvent): Envelope {
+  return {
+    executionId: event.executionId,
+    seq: event.seq,
+    envelopeId: event.envelopeId,
+    type: event.type,
+    payload: decode(event.payload),
+    fence: event.fence,
+    recordedAt: new Date(event.recordedAt),
+  };
+}
+
+/** Every event of an execution, decoded, in seq order. */
+export async function readHistory(events: EventStore, executionId: string): Promise<Envelope[]> {
+  return (await events.read(executionId, 0)).map(toEnvelope);
+}
+
+/**
+ * The folded state of an execution: the newest snapshot, then only the events after it.
+ * Null when the execution does not exist.
+ */
+export async function loadState(stores: Pick<Stores, 'events' | 'snapshots'>, executionId: string): Promise<ExecutionState | null> {
+  const snapshot = await stores.snapshots.latest(executionId);
+  const base = snapshot === null ? null : decode<ExecutionState>(snapshot.state);
+  const events = await stores.events.read(executionId, snapshot === null ? 0 : snapshot.seq + 1);
+  return fold(
+    events.map((event) => ({ ...event, payload: decode(event.payload) })),
+    base,
+  );
+}
+
+/**
+ * Save a snapshot of `state` when its batch (which started at `fromSeq`) crossed a multiple
+ * of `every`. A snapshot is a cache: a failure to save one is reported, never fatal.
+ */
+export async function saveSnapshot(
+  snapshots: SnapshotStore,
+  state: ExecutionState,
+  fromSeq: number,
+  every: number,
+  onError: (error: unknown, context: string) => void,
+): Promise<void> {
+  if (Math.floor(state.sequence / every) <= Math.floor((fromSeq - 1) / every)) return;
+  try {
+    await snapshots.put({ executionId: state.executionId, seq: state.sequence, state: encode(state) });
+  } catch (error) {
+    onError(error, `snapshot of execution "${state.executionId}" at seq ${state.sequence}`);
+  }
+}

@@ -1,0 +1,122 @@
+/**
+ * The log writer of one execution attempt. Events are recorded into a buffer (encoded and
+ * size-checked at once, so a bad value is refused before anything is written) and made
+ * durable by `flush`, which the context calls only where durability matters: before a step's
+ * function runs and before an outcome is reported. So a step costs one append, and events
+ * recorded between two steps (its completion, `now()`, the next step's start) share it.
+ */
+import { assertPayloadSize, encode } from './codec.js';
+import { StaleFenceError, StartFencedOutError } from './errors.js';
+import type { EventType } from './events.js';
+import { type ExecutionState, applyEvent } from './fold.js';
+import { newId } from './ids.js';
+import type { EventDraft, EventStore } from './spi.js';
+
+/** Options of {@link LogWriter}. */
+export interface LogWriterOptions {
+  events: EventStore;
+  executionId: string;
+  workflow: string;
+  fence: number;
+  /** Seq the next event gets. */
+  nextSeq: number;
+  maxPayloadBytes: number;
+  clock: () => number;
+  /** Called after a flush when the state is exactly the durable log; `fromSeq` is the flush's first seq. */
+  onDurable?: (state: ExecutionState, fromSeq: number) => Promise<void>;
+}
+
+/** Buffers, encodes and appends the events of one execution attempt, in order. */
+export class LogWriter {
+  private buffer: EventDraft[] = [];
+  private bufferStart: number;
+  private chain: Promise<void> = Promise.resolve();
+  private failure: unknown = undefined;
+  private firstAppendMade = false;
+  private settleFirst!: { resolve(): void; reject(error: unknown): void };
+  /** Settles with the outcome of the first append this writer makes (seq 0 for a new execution). */
+  readonly firstAppend = new Promise<void>((resolve, reject) => {
+    this.settleFirst = { resolve, reject };
+  });
+  /** The state with every recorded event applied (durable or not). */
+  state: ExecutionState | null;
+
+  constructor(
+    private readonly options: LogWriterOptions,
+    state: ExecutionState | null,
+  ) {
+    this.state = state;
+    this.bufferStart = options.nextSeq;
+    // The same outcome also reaches whoever awaits flush(); this copy may have no listener.
+    this.firstAppend.catch(() => undefined);
+  }
+
+  /** Fence this writer appends with. */
+  get fence(): number {
+    return this.options.fence;
+  }
+
+  /** The error that stopped this writer, if any. Once set, every later call throws it. */
+  get failed(): unknown {
+    return this.failure;
+  }
+
+  /**
+   * Record an event. Encodes now: a value the codec refuses or one over the size limit
+   * throws here and nothing is recorded.
+   * @param where what the payload is, for error messages.
+   */
+  record(type: EventType, payload: unknown, where: string): ExecutionState {
+    if (this.failure !== undefined) throw this.failure;
+    const text = encode(payload);
+    assertPayloadSize(this.options.executionId, where, text, this.options.maxPayloadBytes);
+    const recordedAt = this.options.clock();
+    const seq = this.bufferStart + this.buffer.length;
+    this.buffer.push({ envelopeId: newId(), type, payload: text, recordedAt });
+    this.state = applyEvent(this.state, {
+      executionId: this.options.executionId,
+      seq,
+      type,
+      payload,
+      fence: this.options.fence,
+      recordedAt,
+    });
+    return this.state;
+  }
+
+  /** Make every recorded event durable. Rejects with the store's error (and keeps failing after). */
+  flush(): Promise<void> {
+    if (this.failure !== undefined) return Promise.reject(this.failure);
+    if (this.buffer.length > 0) {
+      const events = this.buffer;
+      const expectedSeq = this.bufferStart;
+      this.buffer = [];
+      this.bufferStart += events.length;
+      this.chain = this.chain.then(() => this.append(expectedSeq, events));
+      if (!this.firstAppendMade) {
+        this.firstAppendMade = true;
+        this.chain.then(this.settleFirst.resolve, this.settleFirst.reject);
+      }
+    }
+    return this.chain;
+  }
+
+  private async append(expectedSeq: number, events: EventDraft[]): Promise<void> {
+    if (this.failure !== undefined) throw this.failure;
+    const { executionId, workflow, fence } = this.options;
+    try {
+      await this.options.events.append({ executionId, workflow, expectedSeq, fence, events });
+    } catch (error) {
+      this.failure =
+        expectedSeq === 0 && error instanceof StaleFenceError
+          ? new StartFencedOutError(executionId, error.fence, error.current, { cause: error })
+          : error;
+      throw this.failure;
+    }
+    // Snapshot only a state that is exactly the durable log (nothing recorded after it).
+    const durableSeq = expectedSeq + events.length - 1;
+    if (this.options.onDurable !== undefined && this.state !== null && this.state.sequence === durableSeq) {
+      await this.options.onDurable(this.state, expectedSeq);
+    }
+  }
+}

@@ -1,0 +1,387 @@
+/**
+ * The runtime: starts, executes, resumes and inspects executions over a set of stores.
+ * `execute` is idempotent (DESIGN §4): bootstrap when the log is empty, take over with a new
+ * fence when it is pending or running, and write nothing when it is terminal.
+ */
+import { z } from 'zod';
+import { assertPayloadSize, encode } from './codec.js';
+import { DEFAULT_MAX_PAYLOAD_BYTES } from './codec.js';
+import {
+  ExecutionAlreadyExistsError,
+  ExecutionFailedError,
+  ExecutionNotFoundError,
+  RuntimeClosedError,
+  StartFencedOutError,
+} from './errors.js';
+import { isTerminalStatus, type Envelope, type EventType, type StartedPayload } from './events.js';
+import { ExecutionRun, type RunOutcome } from './execution-run.js';
+import type { ExecutionState } from './fold.js';
+import { MAX_EXECUTION_ID_LENGTH, newId } from './ids.js';
+import { loadState, readHistory, saveSnapshot } from './load-state.js';
+import { LogWriter } from './log-writer.js';
+import type { Stores, Timer } from './spi.js';
+import { type AnyWorkflow, WorkflowRegistry, type WorkflowDefinition, parseWith } from './workflow.js';
+import { WakeTimers } from './wake-timers.js';
+
+/** Options of {@link createRuntime}. */
+export interface RuntimeOptions {
+  stores: Stores;
+  /** Every workflow (and version) this runtime may run. */
+  workflows: readonly AnyWorkflow[];
+  /** Save a snapshot every this many events (default: 100; 0 turns snapshots off). */
+  snapshotEvery?: number;
+  /** Largest encoded payload of one event in bytes (default: 1 MiB). */
+  maxPayloadBytes?: number;
+  /** Milliseconds since the epoch (default: `Date.now`). Tests inject a clock. */
+  clock?: () => number;
+  /** Name of this node in timer claims and leases (default: a new ULID). */
+  nodeId?: string;
+  /** Where errors of background work (timer wake-ups, snapshots) go (default: `console.error`). */
+  onError?: (error: unknown, context: string) => void;
+}
+
+/** What `execute` runs: which execution, of which workflow, with which input. */
+export interface ExecuteRequest {
+  executionId: string;
+  workflow: string;
+  input?: unknown;
+  /** Version to start with when the execution does not exist yet (default: the newest registered). */
+  version?: number;
+}
+
+/** Options of `start` and `enqueue`. */
+export interface StartOptions {
+  /** Id of the execution (default: a new ULID). Starting an id that exists returns a handle to it. */
+  executionId?: string;
+}
+
+/** A handle on one execution. */
+export interface WorkflowHandle<Out = unknown> {
+  readonly executionId: string;
+  /** Resolves with the output at `completed`; rejects with `ExecutionFailedError` at another terminal state. */
+  result(): Promise<Out>;
+  /** The current folded state. */
+  state(): Promise<ExecutionState | null>;
+}
+
+const executeRequestSchema = z.object({
+  executionId: z.string().min(1).max(MAX_EXECUTION_ID_LENGTH),
+  workflow: z.string().min(1),
+  input: z.unknown(),
+  version: z.number().int().positive().optional(),
+});
+
+const executionIdSchema = z.string().min(1).max(MAX_EXECUTION_ID_LENGTH);
+
+const START_RETRIES = 3;
+
+/** How long a timer claim holds before another node may fire the timer. */
+const TIMER_CLAIM_TTL_MS = 30_000;
+
+/** Runs workflows durably over `stores`; see {@link createRuntime}. */
+export class Runtime {
+  readonly stores: Stores;
+  readonly nodeId: string;
+  private readonly registry: WorkflowRegistry;
+  private readonly clock: () => number;
+  private readonly maxPayloadBytes: number;
+  private readonly snapshotEvery: number;
+  private readonly onError: (error: unknown, context: string) => void;
+  private readonly active = new Map<string, Promise<RunOutcome>>();
+  private readonly wakeTimers: WakeTimers;
+  private closed = false;
+
+  constructor(options: RuntimeOptions) {
+    this.stores = options.stores;
+    this.registry = new WorkflowRegistry(options.workflows);
+    this.clock = options.clock ?? Date.now;
+    this.maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
+    this.snapshotEvery = options.snapshotEvery ?? 100;
+    this.nodeId = options.nodeId ?? newId();
+    this.onError = options.onError ?? ((error, context) => console.error(`skein: ${context}:`, error));
+    this.wakeTimers = new WakeTimers(this.clock, (executionId) => this.wake(executionId), this.onError);
+  }
+
+  /** The registered definition of `workflow` at `version` (default: newest). */
+  workflow(name: string, version?: number): AnyWorkflow {
+    return this.registry.get(name, version);
+  }
+
+  /**
+   * Start an execution and run it here, now. Resolves once seq 0 is durable; the run goes on
+   * in the background (await `handle.result()`).
+   */
+  async start<In, Out, Raw>(
+    workflow: WorkflowDefinition<In, Out, Raw>,
+    input: Raw,
+    options: StartOptions = {},
+  ): Promise<WorkflowHandle<Out>> {
+    const { executionId, existing } = await this.prepareStart(workflow, options);
+    if (existing) return this.handle<Out>(executionId);
+    await this.bootstrapWithRetry(this.registry.get(workflow.name, workflow.version), executionId, input, true);
+    return this.handle<Out>(executionId);
+  }
+
+  /** Write seq 0 and leave the execution `pending` for any node's supervisor to run. */
+  async enqueue<In, Out, Raw>(
+    workflow: WorkflowDefinition<In, Out, Raw>,
+    input: Raw,
+    options: StartOptions = {},
+  ): Promise<WorkflowHandle<Out>> {
+    const { executionId, existing } = await this.prepareStart(workflow, options);
+    if (!existing) await this.bootstrapWithRetry(this.registry.get(workflow.name, workflow.version), executionId, input, false);
+    return this.handle<Out>(executionId);
+  }
+
+  /**
+   * Execute (or continue) an execution and resolve with its state once it is terminal or
+   * suspended. Idempotent: a terminal execution is returned as it is, and nothing is written.
+   */
+  async execute(request: ExecuteRequest): Promise<ExecutionState> {
+    this.assertOpen();
+    const parsed = parseWith(executeRequestSchema, request, 'execute request', 'request');
+    const current = await this.loadState(parsed.executionId);
+    if (current === null) {
+      const definition = this.registry.get(parsed.workflow, parsed.version);
+      const begun = await this.bootstrap(definition, parsed.executionId, parsed.input, true);
+      if (begun === 'exists') return this.execute(request);
+      return (await begun.outcome).state;
+    }
+    if (current.workflow !== parsed.workflow) {
+      throw new ExecutionAlreadyExistsError(parsed.executionId, current.workflow);
+    }
+    return this.continueExecution(current);
+  }
+
+  /**
+   * Resume a suspended execution whose timers are due. Unless `claimed` (the caller already
+   * claimed the due timers, as a supervisor does), the due timers are claimed first, and an
+   * execution whose timers another node claimed is left to that node.
+   */
+  async wake(executionId: string, options: { claimed?: boolean } = {}): Promise<ExecutionState | null> {
+    const current = await this.loadState(executionId);
+    if (current === null || current.status !== 'suspended') return current;
+    const now = this.clock();
+    const due = current.timers.filter((timer) => timer.dueAt <= now);
+    if (due.length === 0) return current;
+    if (options.claimed !== true) {
+      const claims = { now, owner: this.nodeId, claimTtlMs: TIMER_CLAIM_TTL_MS };
+      const won = await Promise.all(due.map((timer) => this.stores.timers.claim(timer.timerId, claims)));
+      if (!won.includes(true)) return current;
+    }
+    return this.continueExecution(current);
+  }
+
+  /** A handle on an execution by id (it need not exist yet). */
+  handle<Out = unknown>(executionId: string): WorkflowHandle<Out> {
+    return {
+      executionId,
+      result: () => this.result<Out>(executionId),
+      state: () => this.loadState(executionId),
+    };
+  }
+
+  /** The folded state of an execution, from its newest snapshot and the events after it; null if none. */
+  loadState(executionId: string): Promise<ExecutionState | null> {
+    return loadState(this.stores, executionId);
+  }
+
+  /** The log of an execution, decoded, in seq order. */
+  history(executionId: string): Promise<Envelope[]> {
+    return readHistory(this.stores.events, executionId);
+  }
+
+  /** Wait for the execution to end; resolve with its output or reject with `ExecutionFailedError`. */
+  async result<Out = unknown>(executionId: string, pollMs = 50): Promise<Out> {
+    let state = await this.settledState(executionId);
+    let delay = pollMs;
+    while (state === null || !isTerminalStatus(state.status)) {
+      if (state === null && !this.active.has(executionId)) {
+        const exists = await this.stores.events.getExecution(executionId);
+        if (exists === null) throw new ExecutionNotFoundError(executionId);
+      }
+      await new Promise((resolve) => setTimeout(resolve, delay));
+      delay = Math.min(delay * 2, 1000);
+      state = await this.settledState(executionId);
+    }
+    if (state.status === 'completed') return state.output as Out;
+    throw new ExecutionFailedError(executionId, state.status, { cause: state.error });
+  }
+
+  /** Stop wake-up timers and wait for runs in progress to settle. The stores stay open. */
+  async close(): Promise<void> {
+    this.closed = true;
+    this.wakeTimers.clear();
+    await Promise.allSettled([...this.active.values()]);
+  }
+
+  private async settledState(executionId: string): Promise<ExecutionState | null> {
+    const running = this.active.get(executionId);
+    if (running !== undefined) {
+      const outcome = await running.catch(() => undefined);
+      if (outcome?.kind === 'terminal') return outcome.state;
+    }
+    return this.loadState(executionId);
+  }
+
+  private async prepareStart(
+    workflow: AnyWorkflow,
+    options: StartOptions,
+  ): Promise<{ executionId: string; existing: boolean }> {
+    this.assertOpen();
+    this.registry.get(workflow.name, workflow.version);
+    const executionId = options.executionId === undefined ? newId() : parseWith(executionIdSchema, options.executionId, 'executionId', 'executionId');
+    if (options.executionId === undefined) return { executionId, existing: false };
+    const existing = await this.stores.events.getExecution(executionId);
+    if (existing === null) return { executionId, existing: false };
+    if (existing.workflow !== workflow.name) throw new ExecutionAlreadyExistsError(executionId, existing.workflow);
+    return { executionId, existing: true };
+  }
+
+  private async bootstrapWithRetry(
+    definition: AnyWorkflow,
+    executionId: string,
+    input: unknown,
+    run: boolean,
+  ): Promise<'exists' | 'started'> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const outcome = await this.bootstrap(definition, executionId, input, run);
+        return outcome === 'exists' ? 'exists' : 'started';
+      } catch (error) {
+        if (!(error instanceof StartFencedOutError) || attempt >= START_RETRIES) throw error;
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * attempt));
+        const existing = await this.stores.events.getExecution(executionId);
+        if (existing !== null) {
+          if (existing.workflow !== definition.name) throw new ExecutionAlreadyExistsError(executionId, existing.workflow);
+          return 'exists';
+        }
+      }
+    }
+  }
+
+  /**
+   * Write seq 0 (validating everything first, L7) and, when `run`, run the body. Resolves
+   * once seq 0 is durable with the run's outcome, or 'exists' when another start of the
+   * same workflow won seq 0. Seq 0 shares its append with whatever the body records before
+   * its first step runs (a workflow without steps commits once).
+   */
+  private async bootstrap(
+    definition: AnyWorkflow,
+    executionId: string,
+    rawInput: unknown,
+    run: boolean,
+  ): Promise<'exists' | { outcome: Promise<RunOutcome> }> {
+    const input = parseWith(definition.input, rawInput, `input of workflow "${definition.name}"`, 'input');
+    const started: StartedPayload = { workflow: definition.name, version: definition.version, input };
+    assertPayloadSize(executionId, `input of workflow "${definition.name}"`, encode(started), this.maxPayloadBytes);
+    const fence = await this.stores.events.acquireFence(executionId);
+    const writer = this.writer(executionId, definition.name, fence, 0, null);
+    writer.record('EXECUTION_STARTED', started, `input of workflow "${definition.name}"`);
+    const outcome = run ? this.launch(definition, writer) : writer.flush().then(() => undefined);
+    try {
+      await Promise.race([writer.firstAppend, outcome]);
+    } catch (error) {
+      if (error instanceof ExecutionAlreadyExistsError) {
+        const existing = await this.stores.events.getExecution(executionId);
+        if (existing?.workflow === definition.name) return 'exists';
+        throw new ExecutionAlreadyExistsError(executionId, existing?.workflow, { cause: error });
+      }
+      throw error;
+    }
+    return { outcome: outcome as Promise<RunOutcome> };
+  }
+
+  private async continueExecution(current: ExecutionState): Promise<ExecutionState> {
+    if (isTerminalStatus(current.status)) return current;
+    if (current.status === 'suspended' && !this.isDue(current)) return current;
+    const definition = this.registry.get(current.workflow, current.version);
+    const fence = await this.stores.events.acquireFence(current.executionId);
+    const writer = this.writer(current.executionId, current.workflow, fence, current.sequence + 1, current);
+    const resumed = current.status === 'suspended';
+    writer.record(
+      resumed ? 'EXECUTION_RESUMED' : 'EXECUTION_RECOVERED',
+      { reason: resumed ? 'a timer is due' : `taken over from status ${current.status}`, fence },
+      'takeover',
+    );
+    return (await this.launch(definition, writer)).state;
+  }
+
+  private isDue(state: ExecutionState): boolean {
+    const now = this.clock();
+    return state.timers.some((timer) => timer.dueAt <= now);
+  }
+
+  /** Run the body in the background; track it so `result()` and `close()` can wait for it. */
+  private launch(definition: AnyWorkflow, writer: LogWriter): Promise<RunOutcome> {
+    const run = new ExecutionRun(
+      { clock: this.clock, scheduleTimers: (timers) => this.scheduleTimers(timers) },
+      definition,
+      writer,
+    );
+    const executionId = run.executionId;
+    const outcome = run.run().then(async (result) => {
+      await this.afterRun(executionId, run, result);
+      return result;
+    });
+    this.active.set(executionId, outcome);
+    const forget = () => {
+      if (this.active.get(executionId) === outcome) this.active.delete(executionId);
+    };
+    outcome.then(forget, forget);
+    return outcome;
+  }
+
+  private async afterRun(executionId: string, run: ExecutionRun, outcome: RunOutcome): Promise<void> {
+    await Promise.all(run.firedTimers.map((timerId) => this.stores.timers.complete(timerId)));
+    if (outcome.kind === 'suspended' && outcome.wakeAt !== undefined && !this.closed) {
+      this.wakeTimers.set(executionId, outcome.wakeAt);
+    }
+  }
+
+  private async scheduleTimers(timers: Timer[]): Promise<void> {
+    await Promise.all(timers.map((timer) => this.stores.timers.schedule(timer)));
+  }
+
+  private writer(
+    executionId: string,
+    workflow: string,
+    fence: number,
+    nextSeq: number,
+    state: ExecutionState | null,
+  ): LogWriter {
+    const every = this.snapshotEvery;
+    return new LogWriter(
+      {
+        events: this.stores.events,
+        executionId,
+        workflow,
+        fence,
+        nextSeq,
+        maxPayloadBytes: this.maxPayloadBytes,
+        clock: this.clock,
+        onDurable:
+          every > 0
+            ? (durable, fromSeq) => saveSnapshot(this.stores.snapshots, durable, fromSeq, every, this.onError)
+            : undefined,
+      },
+      state,
+    );
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new RuntimeClosedError();
+  }
+}
+
+/**
+ * Create a runtime over a set of stores.
+ * @example
+ * const runtime = createRuntime({ stores: openSqliteStores({ path: './skein.db' }), workflows: [order] });
+ * const handle = await runtime.start(order, { sku: 'a', qty: 1 }, { executionId: 'order-42' });
+ * console.log(await handle.result());
+ */
+export function createRuntime(options: RuntimeOptions): Runtime {
+  return new Runtime(options);
+}
+

@@ -1,0 +1,112 @@
+/** Workflow definitions and the registry a runtime resolves them from. */
+import type { z } from 'zod';
+import { InvalidInputError, UnknownWorkflowError, type ValidationIssue } from './errors.js';
+import type { WorkflowContext } from './context-api.js';
+
+/** A zod schema (or anything with zod's `safeParse`). */
+export type Schema<T = unknown, In = unknown> = z.ZodType<T, In>;
+
+/** What {@link defineWorkflow} takes. */
+export interface WorkflowSpec<In, Out, Raw = In> {
+  /** Unique name; recorded with each execution. */
+  name: string;
+  /** Version of the code; each execution is pinned to the version it started with (default: 1). */
+  version?: number;
+  /** Schema of the input; invalid input is refused before anything is written. */
+  input: Schema<In, Raw>;
+  /** Schema of the output, checked before the execution completes (default: none). */
+  output?: Schema<Out>;
+  /** The workflow body. Every side effect belongs in `ctx.step`. */
+  run(ctx: WorkflowContext, input: In): Promise<Out>;
+}
+
+/** A registered workflow. `Raw` is what callers pass; `In` what `run` receives. */
+export interface WorkflowDefinition<In = unknown, Out = unknown, Raw = In> {
+  readonly name: string;
+  readonly version: number;
+  readonly input: Schema<In, Raw>;
+  readonly output: Schema<Out> | undefined;
+  run(ctx: WorkflowContext, input: In): Promise<Out>;
+}
+
+/** Any workflow definition. */
+// biome-ignore lint/suspicious/noExplicitAny: variance over user input types needs the escape hatch here only.
+export type AnyWorkflow = WorkflowDefinition<any, any, any>;
+
+/**
+ * Define a workflow.
+ * @example
+ * const order = defineWorkflow({
+ *   name: 'order',
+ *   input: z.object({ sku: z.string() }),
+ *   async run(ctx, input) {
+ *     return ctx.step('reserve', () => reserve(input.sku));
+ *   },
+ * });
+ */
+export function defineWorkflow<In, Out, Raw = In>(spec: WorkflowSpec<In, Out, Raw>): WorkflowDefinition<In, Out, Raw> {
+  if (typeof spec.name !== 'string' || spec.name.length === 0) {
+    throw new TypeError('defineWorkflow: name must be a non-empty string');
+  }
+  const version = spec.version ?? 1;
+  if (!Number.isSafeInteger(version) || version < 1) {
+    throw new TypeError(`defineWorkflow("${spec.name}"): version must be a positive integer, got ${version}`);
+  }
+  if (typeof spec.input?.safeParse !== 'function') {
+    throw new TypeError(`defineWorkflow("${spec.name}"): input must be a zod schema`);
+  }
+  if (typeof spec.run !== 'function') throw new TypeError(`defineWorkflow("${spec.name}"): run must be a function`);
+  return Object.freeze({ name: spec.name, version, input: spec.input, output: spec.output, run: spec.run });
+}
+
+/** Parse `value` with `schema`; throw {@link InvalidInputError} naming each bad field. */
+export function parseWith<T>(schema: Schema<T>, value: unknown, where: string, root: string): T {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const issues: ValidationIssue[] = result.error.issues.map((issue) => ({
+    path: [root, ...issue.path.map(String)].join('.'),
+    message: issue.message,
+  }));
+  throw new InvalidInputError(where, issues, { cause: result.error });
+}
+
+/** The workflows a runtime knows, by name and version. */
+export class WorkflowRegistry {
+  private readonly byName = new Map<string, Map<number, AnyWorkflow>>();
+
+  constructor(workflows: readonly AnyWorkflow[]) {
+    for (const workflow of workflows) {
+      const versions = this.byName.get(workflow.name) ?? new Map<number, AnyWorkflow>();
+      if (versions.has(workflow.version)) {
+        throw new TypeError(`workflow "${workflow.name}" version ${workflow.version} is registered twice`);
+      }
+      versions.set(workflow.version, workflow);
+      this.byName.set(workflow.name, versions);
+    }
+  }
+
+  /** The definition of `name` at `version` (default: the newest), or throw {@link UnknownWorkflowError}. */
+  get(name: string, version?: number): AnyWorkflow {
+    const versions = this.byName.get(name);
+    const found = versions === undefined ? undefined : version === undefined ? newest(versions) : versions.get(version);
+    if (found === undefined) throw new UnknownWorkflowError(name, version, this.names());
+    return found;
+  }
+
+  /** True when `name` (at `version`, if given) is registered. */
+  has(name: string, version?: number): boolean {
+    const versions = this.byName.get(name);
+    return versions !== undefined && (version === undefined || versions.has(version));
+  }
+
+  /** `name@version` of everything registered. */
+  names(): string[] {
+    return [...this.byName].flatMap(([name, versions]) => [...versions.keys()].map((v) => `${name}@${v}`));
+  }
+}
+
+function newest(versions: Map<number, AnyWorkflow>): AnyWorkflow | undefined {
+  let best: AnyWorkflow | undefined;
+  for (const workflow of versions.values()) if (best === undefined || workflow.version > best.version) best = workflow;
+  return best;
+}
