@@ -47,7 +47,8 @@ function toJson(value: unknown, path: string, seen: Set<object>): Json {
     case 'boolean':
       return value;
     case 'number':
-      return Number.isFinite(value) && !Object.is(value, -0) ? value : { [TAG]: 'n', v: String(value) };
+      if (Object.is(value, -0)) return { [TAG]: 'n', v: '-0' };
+      return Number.isFinite(value) ? value : { [TAG]: 'n', v: String(value) };
     case 'undefined':
       return { [TAG]: 'u' };
     case 'bigint':
@@ -71,10 +72,14 @@ function objectToJson(value: object, path: string, seen: Set<object>): Json {
     if (value instanceof Map) {
       return {
         [TAG]: 'm',
-        v: [...value].map(([k, v], i) => [toJson(k, `${path}<key ${i}>`, seen), toJson(v, `${path}<value ${i}>`, seen)]),
+        v: [...value].map(([k, v], i) => [
+          toJson(k, `${path}<key ${i}>`, seen),
+          toJson(v, `${path}<value ${i}>`, seen),
+        ]),
       };
     }
-    if (value instanceof Set) return { [TAG]: 's', v: [...value].map((item, i) => toJson(item, `${path}<${i}>`, seen)) };
+    if (value instanceof Set)
+      return { [TAG]: 's', v: [...value].map((item, i) => toJson(item, `${path}<${i}>`, seen)) };
     if (value instanceof Error) return { [TAG]: 'e', v: errorToJson(value, path, seen) };
     const proto = Object.getPrototypeOf(value);
     if (proto !== Object.prototype && proto !== null) {
@@ -83,9 +88,9 @@ function objectToJson(value: object, path: string, seen: Set<object>): Json {
     }
     const out: { [key: string]: Json } = {};
     for (const key of Object.keys(value)) {
-      out[key] = toJson((value as Record<string, unknown>)[key], `${path}.${key}`, seen);
+      setOwn(out, key, toJson((value as Record<string, unknown>)[key], `${path}.${key}`, seen));
     }
-    return TAG in out ? { [TAG]: 'o', v: out } : out;
+    return Object.hasOwn(out, TAG) ? { [TAG]: 'o', v: out } : out;
   } finally {
     seen.delete(value);
   }
@@ -98,7 +103,7 @@ function errorToJson(error: Error, path: string, seen: Set<object>): Json {
     if (key === 'name' || key === 'message' || key === 'stack' || key === 'cause') continue;
     const field = (error as unknown as Record<string, unknown>)[key];
     if (typeof field === 'function') continue;
-    out[key] = toJson(field, `${path}.${key}`, seen);
+    setOwn(out, key, toJson(field, `${path}.${key}`, seen));
   }
   if ('cause' in error) out.cause = toJson(error.cause, `${path}.cause`, seen);
   return out;
@@ -110,7 +115,7 @@ function fromJson(json: Json): unknown {
   const tag = json[TAG];
   if (typeof tag !== 'string') {
     const out: Record<string, unknown> = {};
-    for (const key of Object.keys(json)) out[key] = fromJson(json[key] as Json);
+    for (const key of Object.keys(json)) setOwn(out, key, fromJson(json[key] as Json));
     return out;
   }
   const v = json.v as Json;
@@ -131,7 +136,7 @@ function fromJson(json: Json): unknown {
       return errorFromJson(v as { [key: string]: Json });
     case 'o': {
       const out: Record<string, unknown> = {};
-      for (const [key, val] of Object.entries(v as { [key: string]: Json })) out[key] = fromJson(val);
+      for (const [key, val] of Object.entries(v as { [key: string]: Json })) setOwn(out, key, fromJson(val));
       return out;
     }
     default:
@@ -141,9 +146,24 @@ function fromJson(json: Json): unknown {
 
 function errorFromJson(fields: { [key: string]: Json }): Error {
   const { name, message, stack, cause, ...rest } = fields;
-  const error = new Error(String(message ?? ''), cause === undefined ? undefined : { cause: fromJson(cause) });
-  Object.defineProperty(error, 'name', { value: String(name ?? 'Error'), writable: true, configurable: true });
+  const error = new Error(
+    String(message ?? ''),
+    cause === undefined ? undefined : { cause: fromJson(cause) },
+  );
+  Object.defineProperty(error, 'name', {
+    value: String(name ?? 'Error'),
+    writable: true,
+    configurable: true,
+  });
   if (typeof stack === 'string') error.stack = stack;
-  for (const [key, val] of Object.entries(rest)) (error as unknown as Record<string, unknown>)[key] = fromJson(val);
+  for (const [key, val] of Object.entries(rest)) setOwn(error, key, fromJson(val));
   return error;
+}
+
+/**
+ * Set an own, enumerable property. Plain assignment would treat a `__proto__` key (valid
+ * in JSON data) as the prototype: the key would vanish and the object's prototype change.
+ */
+function setOwn(target: object, key: string, value: unknown): void {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
 }

@@ -1,0 +1,237 @@
+/**
+ * DESIGN §3: one codec for every payload, JSON plus Date, BigInt, Map, Set, undefined and
+ * Error; anything else is refused with a SerializationError naming where it is.
+ */
+import { decode, encode, SerializationError } from '@skein/workflow-runtime';
+import fc from 'fast-check';
+import { describe, expect, test } from 'vitest';
+
+// Not 'constructor': vitest's strict equality reads it to compare types.
+const key = fc.oneof(fc.string({ maxLength: 6 }), fc.constantFrom('$t', 'v', '__proto__', 'toString'));
+
+function makeError(fields: {
+  name: string;
+  message: string;
+  extra: Record<string, unknown>;
+  cause?: unknown;
+}): Error {
+  const error =
+    'cause' in fields ? new Error(fields.message, { cause: fields.cause }) : new Error(fields.message);
+  // As an Error subclass declares it: on the instance but not enumerable.
+  Object.defineProperty(error, 'name', { value: fields.name, writable: true, configurable: true });
+  for (const [field, value] of Object.entries(fields.extra)) {
+    Object.defineProperty(error, field, { value, enumerable: true, writable: true, configurable: true });
+  }
+  return error;
+}
+
+/** Every kind of value the codec takes, nested. */
+const { value } = fc.letrec((tie) => ({
+  leaf: fc.oneof(
+    fc.constant(null),
+    fc.constant(undefined),
+    fc.boolean(),
+    fc.double(),
+    fc.integer(),
+    fc.constantFrom(Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, -0),
+    fc.string(),
+    fc.bigInt(),
+    fc.date({ noInvalidDate: false }),
+  ),
+  value: fc.oneof(
+    { depthSize: 'small', withCrossShrink: true },
+    tie('leaf'),
+    tie('array'),
+    tie('object'),
+    tie('map'),
+    tie('set'),
+    tie('error'),
+  ),
+  array: fc.array(tie('value'), { maxLength: 4 }),
+  object: fc.dictionary(key, tie('value'), { maxKeys: 4, noNullPrototype: true }),
+  map: fc.array(fc.tuple(tie('value'), tie('value')), { maxLength: 3 }).map((entries) => new Map(entries)),
+  set: fc.array(tie('value'), { maxLength: 3 }).map((items) => new Set(items)),
+  error: fc
+    .record(
+      {
+        name: fc.constantFrom('Error', 'TypeError', 'PaymentDeclined'),
+        message: fc.string(),
+        extra: fc.dictionary(fc.constantFrom('code', 'status', 'detail', '$t'), tie('value'), {
+          maxKeys: 2,
+          noNullPrototype: true,
+        }),
+        cause: tie('value'),
+      },
+      { requiredKeys: ['name', 'message', 'extra'] },
+    )
+    .map(makeError),
+}));
+
+describe('codec round-trip', () => {
+  test('decode(encode(x)) is x for JSON plus Date, BigInt, Map, Set, undefined, non-finite numbers, -0 and Error', () => {
+    fc.assert(
+      fc.property(value, (original) => {
+        const text = encode(original);
+        expect(typeof text).toBe('string');
+        expect(decode(text)).toStrictEqual(original);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  test('the encoding is plain JSON text, stable under a second round-trip', () => {
+    fc.assert(
+      fc.property(value, (original) => {
+        const text = encode(original);
+        expect(() => JSON.parse(text)).not.toThrow();
+        expect(encode(decode(text))).toBe(text);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  test('special values that JSON loses survive: undefined at the top, in objects and arrays; NaN, ±Infinity, -0', () => {
+    expect(decode(encode(undefined))).toBeUndefined();
+    const roundTripped = decode<{ a: unknown; list: unknown[] }>(
+      encode({ a: undefined, list: [undefined, 1] }),
+    );
+    expect(Object.hasOwn(roundTripped, 'a')).toBe(true);
+    expect(roundTripped.list).toHaveLength(2);
+    expect(Number.isNaN(decode(encode(Number.NaN)))).toBe(true);
+    expect(decode(encode(Number.POSITIVE_INFINITY))).toBe(Number.POSITIVE_INFINITY);
+    expect(decode(encode(Number.NEGATIVE_INFINITY))).toBe(Number.NEGATIVE_INFINITY);
+    expect(Object.is(decode(encode(-0)), -0)).toBe(true);
+  });
+
+  test('Dates keep their time, and an invalid Date stays an invalid Date', () => {
+    const when = new Date('2026-11-29T13:00:00.123Z');
+    const back = decode<Date>(encode(when));
+    expect(back).toBeInstanceOf(Date);
+    expect(back.getTime()).toBe(when.getTime());
+    const invalid = decode<Date>(encode(new Date(Number.NaN)));
+    expect(invalid).toBeInstanceOf(Date);
+    expect(Number.isNaN(invalid.getTime())).toBe(true);
+  });
+
+  test('Errors keep name, message, custom fields and cause (nested)', () => {
+    const root = new Error('disk full');
+    const error = new Error('charge failed', { cause: root }) as Error & { code?: string; amount?: bigint };
+    error.name = 'PaymentError';
+    error.code = 'E_CHARGE';
+    error.amount = 1999n;
+    const back = decode<Error & { code: string; amount: bigint }>(encode(error));
+    expect(back).toBeInstanceOf(Error);
+    expect(back.name).toBe('PaymentError');
+    expect(back.message).toBe('charge failed');
+    expect(back.code).toBe('E_CHARGE');
+    expect(back.amount).toBe(1999n);
+    expect(back.cause).toBeInstanceOf(Error);
+    expect((back.cause as Error).message).toBe('disk full');
+  });
+
+  test('an object with a "$t" key is data, never mistaken for a tag', () => {
+    const lookalikes = [
+      { $t: 'd', v: '2020-01-01T00:00:00.000Z' },
+      { $t: 'u' },
+      { $t: 'b', v: '1' },
+      { $t: 'nope' },
+    ];
+    for (const lookalike of lookalikes) {
+      const back = decode(encode(lookalike));
+      expect(back).toStrictEqual(lookalike);
+    }
+    fc.assert(
+      fc.property(fc.string(), value, (tag, v) => {
+        const lookalike = { $t: tag, v };
+        expect(decode(encode(lookalike))).toStrictEqual(lookalike);
+      }),
+    );
+  });
+
+  test('a "__proto__" key is kept as data and never becomes the prototype', () => {
+    const original = JSON.parse('{"__proto__": {"polluted": true}, "a": 1}') as Record<string, unknown>;
+    const back = decode<Record<string, unknown>>(encode(original));
+    expect(Object.getPrototypeOf(back)).toBe(Object.prototype);
+    expect(Object.hasOwn(back, '__proto__')).toBe(true);
+    expect(back).toStrictEqual(original);
+    expect((back as { polluted?: unknown }).polluted).toBeUndefined();
+  });
+
+  test('a value shared twice (not a cycle) is encoded twice', () => {
+    const shared = { n: 1 };
+    expect(decode(encode({ a: shared, b: [shared] }))).toStrictEqual({ a: { n: 1 }, b: [{ n: 1 }] });
+  });
+});
+
+/** A path into nested data: object keys and array indexes. */
+const segment = fc.oneof(
+  fc.stringMatching(/^[a-z][a-z0-9]{0,5}$/).map((k) => ({ key: k })),
+  fc.nat({ max: 3 }).map((index) => ({ index })),
+);
+
+function placeAt(path: readonly ({ key: string } | { index: number })[], leaf: unknown): unknown {
+  return path.reduceRight<unknown>((inner, step) => {
+    if ('key' in step) return { before: 1, [step.key]: inner };
+    const array: unknown[] = Array.from({ length: step.index }, (_, i) => i);
+    array.push(inner);
+    return array;
+  }, leaf);
+}
+
+function pathText(path: readonly ({ key: string } | { index: number })[]): string {
+  return `$${path.map((step) => ('key' in step ? `.${step.key}` : `[${step.index}]`)).join('')}`;
+}
+
+function refusal(thunk: () => unknown): SerializationError {
+  try {
+    thunk();
+  } catch (error) {
+    expect(error).toBeInstanceOf(SerializationError);
+    return error as SerializationError;
+  }
+  throw new Error('expected the codec to refuse the value');
+}
+
+describe('codec refusals name the path', () => {
+  class Point {
+    x = 1;
+  }
+  const unserializable: [string, () => unknown, RegExp][] = [
+    ['a function', () => () => 1, /function/],
+    ['a symbol', () => Symbol('s'), /symbol/],
+    ['a class instance', () => new Point(), /Point/],
+  ];
+
+  test.each(unserializable)('%s anywhere is refused with its path in the message', (_, make, reason) => {
+    fc.assert(
+      fc.property(fc.array(segment, { maxLength: 5 }), (path) => {
+        const error = refusal(() => encode(placeAt(path, make())));
+        expect(error.path).toBe(pathText(path));
+        expect(error.message).toContain(pathText(path));
+        expect(error.message).toMatch(reason);
+      }),
+    );
+  });
+
+  test('the path example of the brief: $.a.b[2]', () => {
+    const error = refusal(() => encode({ a: { b: [1, 2, () => 3] } }));
+    expect(error.path).toBe('$.a.b[2]');
+    expect(error.message).toContain('$.a.b[2]');
+  });
+
+  test('a cycle is refused at the reference that closes it', () => {
+    const node: { name: string; child: { parent?: unknown } } = { name: 'n', child: {} };
+    node.child.parent = node;
+    const error = refusal(() => encode(node));
+    expect(error.path).toBe('$.child.parent');
+    expect(error.message).toMatch(/cycle/);
+  });
+
+  test('bad values inside Map, Set and Error are refused too', () => {
+    expect(refusal(() => encode(new Map([['k', () => 1]]))).path).toContain('$');
+    expect(refusal(() => encode(new Set([Symbol('x')]))).message).toMatch(/symbol/);
+    const error = new Error('e') as Error & { where?: unknown };
+    error.where = new Point();
+    expect(refusal(() => encode({ e: error })).path).toBe('$.e.where');
+  });
+});
