@@ -1,0 +1,13 @@
+/**
+ * @skein/conformance: reusable vitest suites that every store implementation runs against
+ * itself. Each suite is a function taking `{ name, open }`; `open()` returns fresh stores.
+ */
+export {
+  type EventStoreSuiteOptions,
+  type EventStoreUnsupported,
+  eventStoreSuite,
+} from './event-store-suite.js';
+export { type StoresWith, type SuiteOptions, withStores } from './harness.js';
+export { type LeaseStoreSuiteOptions, leaseStoreSuite } from './lease-store-suite.js';
+export { type SnapshotStoreSuiteOptions, snapshotStoreSuite } from './snapshot-store-suite.js';
+export { type TimerStoreSuiteOptions, timerStoreSuite } from './timer-store-suite.js';
