@@ -38,9 +38,13 @@ export class MemoryTimerStore implements TimerStore {
     return [...this.timers.values()].filter((row) => row.executionId === executionId).map(plain);
   }
 
+  /** The earliest moment any timer is due and unclaimed: its due time, or when its claim lapses. */
   async nextDueAt(): Promise<number | null> {
     let next: number | null = null;
-    for (const row of this.timers.values()) if (next === null || row.dueAt < next) next = row.dueAt;
+    for (const row of this.timers.values()) {
+      const available = Math.max(row.dueAt, row.claimedUntil);
+      if (next === null || available < next) next = available;
+    }
     return next;
   }
 }

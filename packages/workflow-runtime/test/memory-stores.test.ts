@@ -1,0 +1,10 @@
+/** The in-memory reference stores pass every conformance suite. */
+import { eventStoreSuite, leaseStoreSuite, snapshotStoreSuite, timerStoreSuite } from '@skein/conformance';
+import { openMemoryStores } from '@skein/workflow-runtime';
+
+const open = () => openMemoryStores();
+
+eventStoreSuite({ name: 'memory', open });
+snapshotStoreSuite({ name: 'memory', open });
+timerStoreSuite({ name: 'memory', open });
+leaseStoreSuite({ name: 'memory', open });
