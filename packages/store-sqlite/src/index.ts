@@ -1,0 +1,11 @@
+/**
+ * @skein/store-sqlite: every Skein store SPI on one embedded SQLite file (better-sqlite3, WAL,
+ * numbered migrations, group commit).
+ */
+export { type ConnectionOptions, DEFAULT_BUSY_TIMEOUT_MS, type Durability } from './connection.js';
+export { InvalidSqliteOptionError, MigrationError, StoreClosedError } from './errors.js';
+export { openSqliteStores, type SqliteStores, type SqliteStoresOptions } from './open.js';
+export { SqliteEventStore, type SqliteEventStoreOptions } from './sqlite-event-store.js';
+export { SqliteLeaseStore } from './sqlite-lease-store.js';
+export { SqliteSnapshotStore } from './sqlite-snapshot-store.js';
+export { SqliteTimerStore } from './sqlite-timer-store.js';

@@ -1,0 +1,58 @@
+/** `openSqliteStores`: every store SPI on one SQLite file. */
+import type { Stores } from '@skein/workflow-runtime';
+import { type ConnectionOptions, openConnection } from './connection.js';
+import { loadMigrations, migrate } from './migrate.js';
+import { SqliteEventStore } from './sqlite-event-store.js';
+import { SqliteLeaseStore } from './sqlite-lease-store.js';
+import { SqliteSnapshotStore } from './sqlite-snapshot-store.js';
+import { SqliteTimerStore } from './sqlite-timer-store.js';
+
+/** Options of {@link openSqliteStores}. */
+export interface SqliteStoresOptions extends ConnectionOptions {
+  /** Per-event payload limit in UTF-8 bytes (default: 1 MiB). */
+  maxPayloadBytes?: number;
+  /** Most appends committed in one transaction (default: 1000). */
+  maxBatch?: number;
+}
+
+/** The stores of one SQLite file; `close()` flushes queued appends, then closes the file. */
+export interface SqliteStores extends Stores {
+  events: SqliteEventStore;
+  snapshots: SqliteSnapshotStore;
+  timers: SqliteTimerStore;
+  leases: SqliteLeaseStore;
+  close(): Promise<void>;
+}
+
+/**
+ * Open (creating if needed) a SQLite file in WAL mode, apply the numbered migrations it
+ * lacks, and return every store on one connection. Several processes may open the same file.
+ * @example
+ * const stores = openSqliteStores({ path: './skein.db' });
+ * const runtime = createRuntime({ stores, workflows: [order] });
+ * // …
+ * await stores.close();
+ */
+export function openSqliteStores(options: SqliteStoresOptions): SqliteStores {
+  const db = openConnection(options);
+  try {
+    migrate(db, loadMigrations());
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+  const events = new SqliteEventStore(db, options);
+  let closing: Promise<void> | undefined;
+  return {
+    events,
+    snapshots: new SqliteSnapshotStore(db),
+    timers: new SqliteTimerStore(db),
+    leases: new SqliteLeaseStore(db),
+    close() {
+      closing ??= events.drain().then(() => {
+        db.close();
+      });
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,10 @@
+/** The SQLite stores pass every conformance suite, on a real file, in both durability modes. */
+import { eventStoreSuite, leaseStoreSuite, snapshotStoreSuite, timerStoreSuite } from '@skein/conformance';
+import { openTempStores } from './temp-stores.js';
+
+for (const durability of ['full', 'normal'] as const) {
+  eventStoreSuite({ name: `sqlite (${durability})`, open: () => openTempStores({ durability }) });
+}
+snapshotStoreSuite({ name: 'sqlite', open: () => openTempStores() });
+timerStoreSuite({ name: 'sqlite', open: () => openTempStores() });
+leaseStoreSuite({ name: 'sqlite', open: () => openTempStores() });
