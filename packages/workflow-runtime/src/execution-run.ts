@@ -35,6 +35,9 @@ export interface RunHost {
 
 const never = new Promise<never>(() => {});
 
+/** The signal of a step without a timeout: nothing aborts it. */
+const neverAborted = new AbortController().signal;
+
 /** Runs a workflow body once against its log; see the module comment. */
 export class ExecutionRun implements WorkflowContext {
   readonly executionId: string;
@@ -167,9 +170,9 @@ export class ExecutionRun implements WorkflowContext {
     timeoutMs: number | undefined,
     attempt: number,
   ): Promise<T> {
+    if (timeoutMs === undefined) return await fn({ attempt, signal: neverAborted, executionId: this.executionId });
     const controller = new AbortController();
     const info: StepInfo = { attempt, signal: controller.signal, executionId: this.executionId };
-    if (timeoutMs === undefined) return await fn(info);
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {

@@ -47,7 +47,8 @@ export async function saveSnapshot(
   every: number,
   onError: (error: unknown, context: string) => void,
 ): Promise<void> {
-  if (Math.floor(state.sequence / every) <= Math.floor((fromSeq - 1) / every)) return;
+  // Only when the batch crossed a multiple of `every` (seq every, 2 * every, ...).
+  if (Math.floor(state.sequence / every) <= Math.floor(Math.max(0, fromSeq - 1) / every)) return;
   try {
     await snapshots.put({ executionId: state.executionId, seq: state.sequence, state: encode(state) });
   } catch (error) {

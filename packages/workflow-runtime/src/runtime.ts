@@ -75,6 +75,14 @@ const executionIdSchema = z.string().min(1).max(MAX_EXECUTION_ID_LENGTH);
 
 const START_RETRIES = 3;
 
+/**
+ * The fence of a first start attempt. Every execution begins in fence epoch 0, so a start
+ * needs no fence write of its own; a takeover always acquires a larger one (adr/0003).
+ */
+const BOOTSTRAP_FENCE = 0;
+
+type Bootstrapped = 'exists' | { outcome: Promise<RunOutcome> };
+
 /** How long a timer claim holds before another node may fire the timer. */
 const TIMER_CLAIM_TTL_MS = 30_000;
 
@@ -140,11 +148,14 @@ export class Runtime {
   async execute(request: ExecuteRequest): Promise<ExecutionState> {
     this.assertOpen();
     const parsed = parseWith(executeRequestSchema, request, 'execute request', 'request');
-    const current = await this.loadState(parsed.executionId);
+    // One indexed read decides the common case, a new execution; only existing ones are folded.
+    const exists = (await this.stores.events.getExecution(parsed.executionId)) !== null;
+    const current = exists ? await this.loadState(parsed.executionId) : null;
     if (current === null) {
       const definition = this.registry.get(parsed.workflow, parsed.version);
-      const begun = await this.bootstrap(definition, parsed.executionId, parsed.input, true);
-      if (begun === 'exists') return this.execute(request);
+      const begun = await this.bootstrapWithRetry(definition, parsed.executionId, parsed.input, true);
+      // Another caller won seq 0 and owns the run: a superseded refusal, not ours to take over.
+      if (begun === 'exists') throw new ExecutionAlreadyExistsError(parsed.executionId, parsed.workflow);
       return (await begun.outcome).state;
     }
     if (current.workflow !== parsed.workflow) {
@@ -238,24 +249,23 @@ export class Runtime {
     return { executionId, existing: true };
   }
 
+  /**
+   * Bootstrap, first at the bootstrap fence 0 (no extra write), and again with a freshly
+   * acquired fence when a holder that never wrote seq 0 fenced the start out.
+   */
   private async bootstrapWithRetry(
     definition: AnyWorkflow,
     executionId: string,
     input: unknown,
     run: boolean,
-  ): Promise<'exists' | 'started'> {
+  ): Promise<Bootstrapped> {
     for (let attempt = 1; ; attempt++) {
       try {
-        const outcome = await this.bootstrap(definition, executionId, input, run);
-        return outcome === 'exists' ? 'exists' : 'started';
+        const fence = attempt === 1 ? BOOTSTRAP_FENCE : await this.stores.events.acquireFence(executionId);
+        return await this.bootstrap(definition, executionId, input, run, fence);
       } catch (error) {
         if (!(error instanceof StartFencedOutError) || attempt >= START_RETRIES) throw error;
         await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * attempt));
-        const existing = await this.stores.events.getExecution(executionId);
-        if (existing !== null) {
-          if (existing.workflow !== definition.name) throw new ExecutionAlreadyExistsError(executionId, existing.workflow);
-          return 'exists';
-        }
       }
     }
   }
@@ -271,11 +281,11 @@ export class Runtime {
     executionId: string,
     rawInput: unknown,
     run: boolean,
-  ): Promise<'exists' | { outcome: Promise<RunOutcome> }> {
+    fence: number,
+  ): Promise<Bootstrapped> {
     const input = parseWith(definition.input, rawInput, `input of workflow "${definition.name}"`, 'input');
     const started: StartedPayload = { workflow: definition.name, version: definition.version, input };
     assertPayloadSize(executionId, `input of workflow "${definition.name}"`, encode(started), this.maxPayloadBytes);
-    const fence = await this.stores.events.acquireFence(executionId);
     const writer = this.writer(executionId, definition.name, fence, 0, null);
     writer.record('EXECUTION_STARTED', started, `input of workflow "${definition.name}"`);
     const outcome = run ? this.launch(definition, writer) : writer.flush().then(() => undefined);

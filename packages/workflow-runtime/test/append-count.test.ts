@@ -1,0 +1,76 @@
+import { type AppendRequest, type EventStore, defineWorkflow } from '@skein/workflow-runtime';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { backings, harness, types, withEvents } from './support/stores.js';
+
+/** Wraps an event store and keeps every append request it receives. */
+function recordingAppends(inner: EventStore): { events: EventStore; appends: AppendRequest[] } {
+  const appends: AppendRequest[] = [];
+  const events: EventStore = Object.create(inner);
+  events.append = (request) => {
+    appends.push(request);
+    return inner.append(request);
+  };
+  return { events, appends };
+}
+
+const steps = (count: number) =>
+  defineWorkflow({
+    name: `steps-${count}`,
+    input: z.object({}),
+    async run(ctx) {
+      let total = 0;
+      for (let i = 0; i < count; i++) {
+        ctx.now();
+        total = await ctx.step(`s${i}`, () => total + 1);
+      }
+      return total;
+    },
+  });
+
+describe.each(backings)('appends per step (adr/0001) on %s', (_name, openBacking) => {
+  const h = harness(openBacking);
+
+  it.each([
+    [0, 1],
+    [1, 2],
+    [3, 4],
+  ])('a %i-step workflow makes %i appends, and every event is still in the log', async (count, expected) => {
+    const { stores } = h.open();
+    const { events, appends } = recordingAppends(stores.events);
+    const workflow = steps(count);
+    const runtime = h.runtime({ stores: withEvents(stores, events), workflows: [workflow] });
+
+    const state = await runtime.execute({ executionId: `a${count}`, workflow: workflow.name, input: {} });
+
+    expect(state.status).toBe('completed');
+    expect(appends).toHaveLength(expected);
+    const log = await runtime.history(`a${count}`);
+    // STARTED, then per step: now(), STEP_STARTED, STEP_COMPLETED; then COMPLETED.
+    expect(log).toHaveLength(2 + 3 * count);
+    expect(types(log).at(-1)).toBe('EXECUTION_COMPLETED');
+    expect(appends.flatMap((a) => a.events.map((e) => e.envelopeId))).toEqual(log.map((e) => e.envelopeId));
+  });
+
+  it('a step function runs only after everything before it is durable', async () => {
+    const { stores } = h.open();
+    const seenAtStepStart: string[][] = [];
+    const workflow = defineWorkflow({
+      name: 'observe',
+      input: z.object({}),
+      async run(ctx) {
+        for (const name of ['a', 'b']) {
+          await ctx.step(name, async () => {
+            seenAtStepStart.push(types(await runtime.history('o')));
+          });
+        }
+      },
+    });
+    const runtime = h.runtime({ stores, workflows: [workflow] });
+    await runtime.execute({ executionId: 'o', workflow: 'observe', input: {} });
+    expect(seenAtStepStart).toEqual([
+      ['EXECUTION_STARTED', 'STEP_STARTED'],
+      ['EXECUTION_STARTED', 'STEP_STARTED', 'STEP_COMPLETED', 'STEP_STARTED'],
+    ]);
+  });
+});
