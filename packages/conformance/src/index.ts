@@ -7,7 +7,7 @@ export {
   type EventStoreUnsupported,
   eventStoreSuite,
 } from './event-store-suite.js';
-export { type StoresWith, type SuiteOptions, withStores } from './harness.js';
+export type { StoresWith, SuiteOptions } from './harness.js';
 export { type LeaseStoreSuiteOptions, leaseStoreSuite } from './lease-store-suite.js';
 export { type SnapshotStoreSuiteOptions, snapshotStoreSuite } from './snapshot-store-suite.js';
 export { type TimerStoreSuiteOptions, timerStoreSuite } from './timer-store-suite.js';

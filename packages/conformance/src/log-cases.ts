@@ -81,6 +81,8 @@ export function logCases({ open }: EventStoreSuiteOptions): void {
         events.append(appendOf('b', { seq: 1 }, [twice, { ...twice, type: 'STEP_COMPLETED' }])),
       );
       expect(within).toBeInstanceOf(DuplicateEnvelopeIdError);
+      const alone = await rejectionOf(events.append(appendOf('b', { seq: 1 }, [reused])));
+      expect(alone).toMatchObject({ name: DuplicateEnvelopeIdError.name, executionId: 'b' });
       expect(await typesOf(events, 'b')).toEqual(['EXECUTION_STARTED']);
       expect(await events.getExecution('b')).toMatchObject({ sequence: 0, status: 'pending' });
       expect(await events.append(appendOf('b', { seq: 1 }, drafts('STEP_STARTED')))).toEqual({

@@ -102,7 +102,10 @@ function applyOne(
   } catch (error) {
     return { ok: false, error };
   }
-  sql.savepoint.run();
+  // One INSERT is atomic on its own, so a single-event request needs no savepoint: if it is
+  // refused, nothing of it was written. Only multi-event requests pay for one.
+  const guarded = request.events.length > 1;
+  if (guarded) sql.savepoint.run();
   let seq = request.expectedSeq;
   let status = head.status;
   let recordedAt = 0;
@@ -124,13 +127,15 @@ function applyOne(
   } catch (error) {
     const refusal = constraintRefusal(error, request, seq);
     if (refusal === undefined) throw error;
-    sql.rollbackToSavepoint.run();
-    sql.releaseSavepoint.run();
+    if (guarded) {
+      sql.rollbackToSavepoint.run();
+      sql.releaseSavepoint.run();
+    }
     return { ok: false, error: refusal };
   }
   const lastSeq = seq - 1;
   sql.upsertHead.run(request.executionId, request.workflow, status as ExecutionStatus, lastSeq, recordedAt);
-  sql.releaseSavepoint.run();
+  if (guarded) sql.releaseSavepoint.run();
   return { ok: true, value: { lastSeq, status: status as ExecutionStatus } };
 }
 
