@@ -35,7 +35,8 @@ export function resolveRetryPolicy(policy: RetryPolicy = {}): ResolvedRetryPolic
 export function retryDelay(policy: ResolvedRetryPolicy, failedAttempt: number, key: string): number {
   const base = Math.min(policy.maxMs, policy.initialMs * policy.factor ** (failedAttempt - 1));
   const unit = hash01(`${key}#${failedAttempt}`) * 2 - 1;
-  return Math.max(0, Math.round(base * (1 + policy.jitter * unit)));
+  // Jitter varies the delay but never past `maxMs`, the largest delay the policy allows.
+  return Math.min(policy.maxMs, Math.max(0, Math.round(base * (1 + policy.jitter * unit))));
 }
 
 /** FNV-1a of a string, scaled to [0, 1). */

@@ -143,3 +143,45 @@ export function withEvents(stores: Stores, events: EventStore): Stores {
     close: () => undefined,
   };
 }
+
+/**
+ * An event store that lets `appendsAllowed` appends through and then fails every append, as
+ * a process that dies at that write boundary would: the log keeps exactly the prefix.
+ */
+export class CrashingEventStore implements EventStore {
+  appends = 0;
+  constructor(
+    private readonly inner: EventStore,
+    private readonly appendsAllowed: number,
+  ) {}
+  append: EventStore['append'] = async (request) => {
+    if (this.appends >= this.appendsAllowed) {
+      throw new Error(`simulated crash before append ${this.appends + 1} of "${request.executionId}"`);
+    }
+    this.appends += 1;
+    return this.inner.append(request);
+  };
+  read: EventStore['read'] = (executionId, fromSeq, limit) => this.inner.read(executionId, fromSeq, limit);
+  acquireFence: EventStore['acquireFence'] = (id) => this.inner.acquireFence(id);
+  currentFence: EventStore['currentFence'] = (id) => this.inner.currentFence(id);
+  getExecution: EventStore['getExecution'] = (id) => this.inner.getExecution(id);
+  listExecutions: EventStore['listExecutions'] = (query) => this.inner.listExecutions(query);
+}
+
+/** Resolve once the log of `executionId` holds `count` events of `type`. */
+export async function untilLogHas(
+  runtime: { history(id: string): Promise<Envelope[]> },
+  executionId: string,
+  type: string,
+  count = 1,
+): Promise<void> {
+  await until(
+    async () => types(await runtime.history(executionId)).filter((t) => t === type).length >= count,
+  );
+}
+
+/** The payload of `event`, typed; fails the test when the event is missing. */
+export function payloadOf<T>(event: Envelope | undefined): T {
+  if (event === undefined) throw new Error('expected an event, found none');
+  return event.payload as T;
+}
