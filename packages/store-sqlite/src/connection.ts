@@ -37,7 +37,7 @@ export function openConnection(options: ConnectionOptions): Database.Database {
   const db = new Database(options.path, { timeout: busyTimeoutMs });
   try {
     db.pragma(`busy_timeout = ${busyTimeoutMs}`);
-    const mode = db.pragma('journal_mode = WAL', { simple: true });
+    const mode = enableWal(db, busyTimeoutMs);
     if (mode !== 'wal' && options.path !== ':memory:') {
       throw new InvalidSqliteOptionError(
         'path',
@@ -50,5 +50,24 @@ export function openConnection(options: ConnectionOptions): Database.Database {
   } catch (error) {
     db.close();
     throw error;
+  }
+}
+
+/**
+ * Switch to WAL, retrying while another process holds the file. The switch needs an exclusive
+ * lock while holding a shared one, and SQLite refuses such an upgrade at once (SQLITE_BUSY,
+ * no busy handler, to avoid deadlock), so processes opening a new file together would fail.
+ */
+function enableWal(db: Database.Database, busyTimeoutMs: number): unknown {
+  const deadline = Date.now() + busyTimeoutMs;
+  for (;;) {
+    try {
+      return db.pragma('journal_mode = WAL', { simple: true });
+    } catch (error) {
+      const busy = error instanceof Error && 'code' in error && String(error.code).startsWith('SQLITE_BUSY');
+      if (!busy || Date.now() >= deadline) throw error;
+      // Opening is synchronous anyway (better-sqlite3); block briefly, with jitter, and retry.
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5 + Math.random() * 20);
+    }
   }
 }
