@@ -17,6 +17,7 @@ import {
 } from '@skein/workflow-runtime';
 import type Database from 'better-sqlite3';
 import { type HeadRow, insertEvent, selectHead, upsertHead } from './event-queries.js';
+import { HeadCache } from './head-cache.js';
 
 /** The statements one flush runs, prepared once. */
 export interface AppendStatements {
@@ -30,6 +31,7 @@ export interface AppendStatements {
   savepoint: Database.Statement<[]>;
   rollbackToSavepoint: Database.Statement<[]>;
   releaseSavepoint: Database.Statement<[]>;
+  heads: HeadCache;
 }
 
 /** Prepare the statements of {@link flushAppends} on `db`. */
@@ -45,6 +47,7 @@ export function prepareAppendStatements(db: Database.Database): AppendStatements
     savepoint: db.prepare('SAVEPOINT skein_append'),
     rollbackToSavepoint: db.prepare('ROLLBACK TO skein_append'),
     releaseSavepoint: db.prepare('RELEASE skein_append'),
+    heads: new HeadCache(db),
   };
 }
 
@@ -59,15 +62,37 @@ export function flushAppends(
   batch: readonly AppendRequest[],
   maxPayloadBytes: number,
 ): Outcome<AppendResult>[] {
+  try {
+    return flushOnce(sql, batch, maxPayloadBytes, false);
+  } catch (error) {
+    if (!(error instanceof NeedsSavepoints)) throw error;
+    // A multi-event request hit a constraint after some of its rows were in: redo the batch
+    // with a savepoint around each such request, so that request rolls back alone.
+    return flushOnce(sql, batch, maxPayloadBytes, true);
+  }
+}
+
+/** Thrown out of an unguarded pass when a request needs its own rollback. */
+class NeedsSavepoints extends Error {}
+
+function flushOnce(
+  sql: AppendStatements,
+  batch: readonly AppendRequest[],
+  maxPayloadBytes: number,
+  guarded: boolean,
+): Outcome<AppendResult>[] {
   const outcomes: Outcome<AppendResult>[] = [];
   try {
     sql.begin.run();
+    sql.heads.revalidate();
     const head: ExecutionHead = { fence: 0, lastSeq: -1, status: undefined, workflow: undefined };
-    for (const request of batch) outcomes.push(applyOne(sql, request, head, maxPayloadBytes));
+    for (const request of batch) outcomes.push(applyOne(sql, request, head, maxPayloadBytes, guarded));
     sql.commit.run();
     return outcomes;
   } catch (error) {
+    sql.heads.clear();
     const cause = rollbackAfter(sql, error);
+    if (error instanceof NeedsSavepoints) throw error;
     return batch.map((request, i) => {
       const outcome = outcomes[i];
       // A request refused on its own stays refused: its refusal holds whatever the batch did.
@@ -89,23 +114,27 @@ function rollbackAfter(sql: AppendStatements, error: unknown): unknown {
   }
 }
 
-/** Check and write one request; a refusal is returned, anything else is thrown to fail the batch. */
+/**
+ * Check and write one request; a refusal is returned, anything else is thrown to fail the
+ * batch. Unguarded, a constraint failure in a multi-event request throws NeedsSavepoints
+ * (its earlier rows are in); guarded, such a request runs inside a savepoint. A single INSERT
+ * is atomic on its own, so a single-event request never needs one.
+ */
 function applyOne(
   sql: AppendStatements,
   request: AppendRequest,
   head: ExecutionHead,
   maxPayloadBytes: number,
+  guarded: boolean,
 ): Outcome<AppendResult> {
-  readHead(sql, request.executionId, head);
+  if (!sql.heads.get(request.executionId, head)) readHead(sql, request.executionId, head);
   try {
     checkAppend(head, request, maxPayloadBytes);
   } catch (error) {
     return { ok: false, error };
   }
-  // One INSERT is atomic on its own, so a single-event request needs no savepoint: if it is
-  // refused, nothing of it was written. Only multi-event requests pay for one.
-  const guarded = request.events.length > 1;
-  if (guarded) sql.savepoint.run();
+  const savepoint = guarded && request.events.length > 1;
+  if (savepoint) sql.savepoint.run();
   let seq = request.expectedSeq;
   let status = head.status;
   let recordedAt = 0;
@@ -127,7 +156,8 @@ function applyOne(
   } catch (error) {
     const refusal = constraintRefusal(error, request, seq);
     if (refusal === undefined) throw error;
-    if (guarded) {
+    if (seq > request.expectedSeq && !savepoint) throw new NeedsSavepoints();
+    if (savepoint) {
       sql.rollbackToSavepoint.run();
       sql.releaseSavepoint.run();
     }
@@ -135,7 +165,11 @@ function applyOne(
   }
   const lastSeq = seq - 1;
   sql.upsertHead.run(request.executionId, request.workflow, status as ExecutionStatus, lastSeq, recordedAt);
-  if (guarded) sql.releaseSavepoint.run();
+  if (savepoint) sql.releaseSavepoint.run();
+  head.lastSeq = lastSeq;
+  head.status = status;
+  if (request.expectedSeq === 0) head.workflow = request.workflow;
+  sql.heads.set(request.executionId, head);
   return { ok: true, value: { lastSeq, status: status as ExecutionStatus } };
 }
 

@@ -88,6 +88,7 @@ export class SqliteEventStore implements EventStore {
 
   async acquireFence(executionId: string): Promise<number> {
     try {
+      this.appends.heads.forget(executionId);
       return this.statements.nextFence.get(executionId)!;
     } catch (error) {
       throw new StorageWriteError(executionId, { cause: error });
