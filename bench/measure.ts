@@ -13,7 +13,10 @@ export function percentile(samples: readonly number[], p: number): number {
 }
 
 /** Run `fn` `count` times one after another; return each call's latency in ms. */
-export async function sequential(count: number, fn: (i: number) => Promise<unknown> | unknown): Promise<number[]> {
+export async function sequential(
+  count: number,
+  fn: (i: number) => Promise<unknown> | unknown,
+): Promise<number[]> {
   const samples: number[] = [];
   for (let i = 0; i < count; i++) {
     const start = nowMs();

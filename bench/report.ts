@@ -16,7 +16,8 @@ export interface Row {
   met?: boolean;
 }
 
-const fmt = (n: number) => (Math.abs(n) >= 100 ? n.toFixed(0) : Math.abs(n) >= 10 ? n.toFixed(1) : n.toFixed(3));
+const fmt = (n: number) =>
+  Math.abs(n) >= 100 ? n.toFixed(0) : Math.abs(n) >= 10 ? n.toFixed(1) : n.toFixed(3);
 
 /** Print `rows` as a markdown table and write them as JSON. */
 export function report(suite: string, rows: Row[], meta: Record<string, unknown>): void {
@@ -25,12 +26,24 @@ export function report(suite: string, rows: Row[], meta: Record<string, unknown>
   console.log('| --- | ---: | --- | ---: | --- | --- |');
   for (const row of rows) {
     const ratio = row.baseline === undefined ? '' : `${(row.value / row.baseline.value).toFixed(2)}x`;
-    const baseline = row.baseline === undefined ? '' : `${row.baseline.name}: ${fmt(row.baseline.value)} ${row.unit}`;
+    const baseline =
+      row.baseline === undefined ? '' : `${row.baseline.name}: ${fmt(row.baseline.value)} ${row.unit}`;
     const met = row.met === undefined ? '' : row.met ? 'yes' : 'NO';
-    console.log(`| ${row.metric} | ${fmt(row.value)} ${row.unit} | ${baseline} | ${ratio} | ${row.target ?? ''} | ${met} |`);
+    console.log(
+      `| ${row.metric} | ${fmt(row.value)} ${row.unit} | ${baseline} | ${ratio} | ${row.target ?? ''} | ${met} |`,
+    );
   }
   const dir = fileURLToPath(new URL('./results/', import.meta.url));
   mkdirSync(dir, { recursive: true });
-  const machine = { node: process.version, arch: arch(), cpus: cpus().length, cpu: cpus()[0]?.model, memGiB: Math.round(totalmem() / 2 ** 30) };
-  writeFileSync(`${dir}${suite}.json`, `${JSON.stringify({ suite, at: new Date().toISOString(), machine, meta, rows }, null, 2)}\n`);
+  const machine = {
+    node: process.version,
+    arch: arch(),
+    cpus: cpus().length,
+    cpu: cpus()[0]?.model,
+    memGiB: Math.round(totalmem() / 2 ** 30),
+  };
+  writeFileSync(
+    `${dir}${suite}.json`,
+    `${JSON.stringify({ suite, at: new Date().toISOString(), machine, meta, rows }, null, 2)}\n`,
+  );
 }
