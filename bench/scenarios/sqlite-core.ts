@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openSqliteStores } from '@skein/store-sqlite';
-import { type EventStore, createRuntime, defineWorkflow, loadState } from '@skein/workflow-runtime';
+import { createRuntime, defineWorkflow, type EventStore, loadState } from '@skein/workflow-runtime';
 import Database from 'better-sqlite3';
 import { z } from 'zod';
 import { median, nowMs, percentile, sequential, throughput } from '../measure.js';
@@ -37,8 +37,18 @@ export interface Sizes {
   longHistorySteps: number;
 }
 
-export const fullSizes: Sizes = { sequential: 2000, concurrent: 10_000, normalConcurrent: 30_000, longHistorySteps: 5000 };
-export const smokeSizes: Sizes = { sequential: 20, concurrent: 200, normalConcurrent: 200, longHistorySteps: 60 };
+export const fullSizes: Sizes = {
+  sequential: 2000,
+  concurrent: 10_000,
+  normalConcurrent: 30_000,
+  longHistorySteps: 5000,
+};
+export const smokeSizes: Sizes = {
+  sequential: 20,
+  concurrent: 200,
+  normalConcurrent: 200,
+  longHistorySteps: 60,
+};
 
 function tempDb(): { path: string; cleanup(): void } {
   const dir = mkdtempSync(join(tmpdir(), 'skein-bench-'));
@@ -64,7 +74,10 @@ export function rawCommit(durability: Durability, count: number): number {
   return median(samples);
 }
 
-async function withRuntime<T>(durability: Durability, fn: (runtime: ReturnType<typeof createRuntime>) => Promise<T>): Promise<T> {
+async function withRuntime<T>(
+  durability: Durability,
+  fn: (runtime: ReturnType<typeof createRuntime>) => Promise<T>,
+): Promise<T> {
   const db = tempDb();
   const stores = openSqliteStores({ path: db.path, durability });
   const runtime = createRuntime({ stores, workflows: [zero, one, three] });
@@ -83,7 +96,8 @@ export async function sqliteCore(sizes: Sizes): Promise<Row[]> {
   const raw = rawCommit('full', sizes.sequential);
   const latencies = await withRuntime('full', async (runtime) => {
     let id = 0;
-    const run = (workflow: string) => () => runtime.execute({ executionId: `x${id++}`, workflow, input: { n: 1 } });
+    const run = (workflow: string) => () =>
+      runtime.execute({ executionId: `x${id++}`, workflow, input: { n: 1 } });
     await sequential(Math.min(200, sizes.sequential), run('steps-3')); // warm-up
     return {
       zero: await sequential(sizes.sequential, run('steps-0')),
@@ -112,14 +126,30 @@ export async function sqliteCore(sizes: Sizes): Promise<Row[]> {
   });
 
   const wfPerSec = await withRuntime('full', (runtime) =>
-    throughput(sizes.concurrent, 100, (i) => runtime.execute({ executionId: `c${i}`, workflow: 'steps-3', input: { n: i } })),
+    throughput(sizes.concurrent, 100, (i) =>
+      runtime.execute({ executionId: `c${i}`, workflow: 'steps-3', input: { n: i } }),
+    ),
   );
-  rows.push({ metric: '3-step workflows/s, concurrency 100 (full)', value: wfPerSec, unit: 'wf/s', target: '>= 5000', met: wfPerSec >= 5000 });
+  rows.push({
+    metric: '3-step workflows/s, concurrency 100 (full)',
+    value: wfPerSec,
+    unit: 'wf/s',
+    target: '>= 5000',
+    met: wfPerSec >= 5000,
+  });
 
   const execPerSec = await withRuntime('normal', (runtime) =>
-    throughput(sizes.normalConcurrent, 200, (i) => runtime.execute({ executionId: `n${i}`, workflow: 'steps-1', input: { n: i } })),
+    throughput(sizes.normalConcurrent, 200, (i) =>
+      runtime.execute({ executionId: `n${i}`, workflow: 'steps-1', input: { n: i } }),
+    ),
   );
-  rows.push({ metric: '1-step executions/s, concurrency 200 (normal)', value: execPerSec, unit: 'exec/s', target: '>= 15000', met: execPerSec >= 15_000 });
+  rows.push({
+    metric: '1-step executions/s, concurrency 200 (normal)',
+    value: execPerSec,
+    unit: 'exec/s',
+    target: '>= 15000',
+    met: execPerSec >= 15_000,
+  });
 
   rows.push(...(await longHistory(sizes.longHistorySteps)));
   return rows;
@@ -147,9 +177,23 @@ async function longHistory(stepCount: number): Promise<Row[]> {
     await stores.snapshots.delete('long');
     const withoutSnap = median(await sequential(20, () => loadState(stores, 'long')));
     return [
-      { metric: `loadState of a ${state.sequence + 1}-event history: events read (snapshots every 100)`, value: eventsRead, unit: 'events', target: '<= ~100', met: eventsRead <= 101 },
-      { metric: `loadState of a ${state.sequence + 1}-event history, with snapshot, median`, value: withSnap, unit: 'ms' },
-      { metric: `loadState of a ${state.sequence + 1}-event history, from zero, median`, value: withoutSnap, unit: 'ms' },
+      {
+        metric: `loadState of a ${state.sequence + 1}-event history: events read (snapshots every 100)`,
+        value: eventsRead,
+        unit: 'events',
+        target: '<= ~100',
+        met: eventsRead <= 101,
+      },
+      {
+        metric: `loadState of a ${state.sequence + 1}-event history, with snapshot, median`,
+        value: withSnap,
+        unit: 'ms',
+      },
+      {
+        metric: `loadState of a ${state.sequence + 1}-event history, from zero, median`,
+        value: withoutSnap,
+        unit: 'ms',
+      },
     ];
   } finally {
     await runtime.close();

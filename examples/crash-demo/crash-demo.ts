@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { openSqliteStores } from '@skein/store-sqlite';
-import { type Envelope, createRuntime } from '@skein/workflow-runtime';
+import { createRuntime, type Envelope } from '@skein/workflow-runtime';
 import { exited, spawnScript } from './spawn.js';
 import { shipOrder } from './workflow.js';
 
@@ -46,7 +46,13 @@ export async function runCrashDemo(dir: string, executionId = 'order-42'): Promi
   const { code } = await exited(recover);
   if (code !== 0) throw new Error(`the recovering process exited with code ${code}`);
 
-  return { killedBy: signal, logAtCrash, log: await readLog(dbPath, executionId), effects: countEffects(effectsFile), recoveredLine };
+  return {
+    killedBy: signal,
+    logAtCrash,
+    log: await readLog(dbPath, executionId),
+    effects: countEffects(effectsFile),
+    recoveredLine,
+  };
 }
 
 async function readLog(dbPath: string, executionId: string): Promise<Envelope[]> {
@@ -72,7 +78,8 @@ export function formatLog(log: readonly Envelope[]): string {
   return log
     .map((event) => {
       const p = event.payload as Record<string, unknown>;
-      const detail = p.name !== undefined ? `${p.name}${p.attempt !== undefined ? ` (attempt ${p.attempt})` : ''}` : '';
+      const detail =
+        p.name !== undefined ? `${p.name}${p.attempt !== undefined ? ` (attempt ${p.attempt})` : ''}` : '';
       return `  ${String(event.seq).padStart(3)}  ${event.type.padEnd(22)} fence ${event.fence}  ${detail}`;
     })
     .join('\n');

@@ -21,7 +21,7 @@ console.log('   fence, appends EXECUTION_RECOVERED and replays; recorded steps r
 console.log(`   ${report.recoveredLine}`);
 console.log('\n   The whole log:');
 console.log(formatLog(report.log));
-console.log('\n3. How often each step\'s side effect really ran:');
+console.log("\n3. How often each step's side effect really ran:");
 for (const [step, times] of Object.entries(report.effects)) {
   const why =
     step === 'print-label'

@@ -6,7 +6,11 @@ import { shipOrder } from './workflow.js';
 const [dbPath, effectsFile, executionId] = process.argv.slice(2) as [string, string, string];
 const stores = openSqliteStores({ path: dbPath });
 const runtime = createRuntime({ stores, workflows: [shipOrder] });
-const state = await runtime.execute({ executionId, workflow: 'ship-order', input: { orderId: '42', effectsFile } });
+const state = await runtime.execute({
+  executionId,
+  workflow: 'ship-order',
+  input: { orderId: '42', effectsFile },
+});
 console.log(`recovered ${executionId}: ${state.status} ${JSON.stringify(state.output)}`);
 await runtime.close();
 stores.close();

@@ -6,11 +6,15 @@ const root = fileURLToPath(new URL('../../', import.meta.url));
 
 /** Spawn `node --import tsx <file> ...args`; stdout is piped, stderr inherited. */
 export function spawnScript(file: string, args: string[]): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL(file, import.meta.url)), ...args], {
-    cwd: root,
-    env: { ...process.env, TSX_TSCONFIG_PATH: `${root}tsconfig.json` },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  return spawn(
+    process.execPath,
+    ['--import', 'tsx', fileURLToPath(new URL(file, import.meta.url)), ...args],
+    {
+      cwd: root,
+      env: { ...process.env, TSX_TSCONFIG_PATH: `${root}tsconfig.json` },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
 }
 
 /** Resolve with the exit code and signal of a child process. */

@@ -3,7 +3,7 @@
  * refuse the same request with the same error. Stores call {@link checkAppend} inside the
  * same atomic step as the write (L3: check and write are atomic).
  */
-import { DEFAULT_MAX_PAYLOAD_BYTES, assertPayloadSize } from './codec.js';
+import { assertPayloadSize, DEFAULT_MAX_PAYLOAD_BYTES } from './codec.js';
 import {
   DuplicateSequenceError,
   ExecutionAlreadyExistsError,
@@ -48,7 +48,8 @@ export function checkAppend(
 ): void {
   const { executionId, expectedSeq, fence } = request;
   checkShape(request, maxPayloadBytes);
-  if (expectedSeq === 0 && head.lastSeq >= 0) throw new ExecutionAlreadyExistsError(executionId, head.workflow);
+  if (expectedSeq === 0 && head.lastSeq >= 0)
+    throw new ExecutionAlreadyExistsError(executionId, head.workflow);
   if (fence < head.fence) throw new StaleFenceError(executionId, fence, head.fence);
   if (head.status !== undefined && isTerminalStatus(head.status)) {
     throw new ExecutionTerminatedError(executionId, head.status);
@@ -71,9 +72,13 @@ function checkShape(request: AppendRequest, maxPayloadBytes: number): void {
   if (events.length === 0) throw new InvalidAppendError(executionId, 'no events');
   events.forEach((event, i) => {
     const seq = expectedSeq + i;
-    if (!isEventType(event.type)) throw new InvalidAppendError(executionId, `unknown event type "${event.type}"`);
+    if (!isEventType(event.type))
+      throw new InvalidAppendError(executionId, `unknown event type "${event.type}"`);
     if ((seq === 0) !== (event.type === 'EXECUTION_STARTED')) {
-      throw new InvalidAppendError(executionId, `seq ${seq} cannot be ${event.type} (L2: seq 0, and only seq 0, is EXECUTION_STARTED)`);
+      throw new InvalidAppendError(
+        executionId,
+        `seq ${seq} cannot be ${event.type} (L2: seq 0, and only seq 0, is EXECUTION_STARTED)`,
+      );
     }
     if (isTerminalType(event.type) && i !== events.length - 1) {
       throw new InvalidAppendError(executionId, `${event.type} at seq ${seq} must be the last event (L6)`);

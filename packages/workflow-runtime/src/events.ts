@@ -59,7 +59,9 @@ export function isTerminalType(type: string): boolean {
 
 /** True for `completed`, `failed`, `cancelled` and `dead_lettered`. */
 export function isTerminalStatus(status: ExecutionStatus): boolean {
-  return status === 'completed' || status === 'failed' || status === 'cancelled' || status === 'dead_lettered';
+  return (
+    status === 'completed' || status === 'failed' || status === 'cancelled' || status === 'dead_lettered'
+  );
 }
 
 /** True for a known event type. */

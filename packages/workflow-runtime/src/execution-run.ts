@@ -19,7 +19,7 @@ import { newId } from './ids.js';
 import type { LogWriter } from './log-writer.js';
 import { resolveRetryPolicy, retryDelay } from './retry.js';
 import type { Timer } from './spi.js';
-import { parseWith, type AnyWorkflow } from './workflow.js';
+import { type AnyWorkflow, parseWith } from './workflow.js';
 
 /** How a run ended: at a terminal state, or suspended until `wakeAt`. */
 export type RunOutcome =
@@ -101,7 +101,8 @@ export class ExecutionRun implements WorkflowContext {
   }
 
   sleep(name: string, ms: number): Promise<void> {
-    if (!Number.isFinite(ms) || ms < 0) throw new RangeError(`ctx.sleep("${name}"): ms must be >= 0, got ${ms}`);
+    if (!Number.isFinite(ms) || ms < 0)
+      throw new RangeError(`ctx.sleep("${name}"): ms must be >= 0, got ${ms}`);
     return this.sleepAt(name, () => this.host.clock() + ms);
   }
 
@@ -128,7 +129,11 @@ export class ExecutionRun implements WorkflowContext {
     if (this.state.patches.includes(id)) return true;
     // Calls recorded beyond this point were made by code that passed here without the patch.
     if (this.cursor < this.state.calls.length) return false;
-    this.writer.record('STEP_COMPLETED', { position: -1, name: id, kind: 'patch', output: true }, `patch "${id}"`);
+    this.writer.record(
+      'STEP_COMPLETED',
+      { position: -1, name: id, kind: 'patch', output: true },
+      `patch "${id}"`,
+    );
     return true;
   }
 
@@ -170,7 +175,8 @@ export class ExecutionRun implements WorkflowContext {
     timeoutMs: number | undefined,
     attempt: number,
   ): Promise<T> {
-    if (timeoutMs === undefined) return await fn({ attempt, signal: neverAborted, executionId: this.executionId });
+    if (timeoutMs === undefined)
+      return await fn({ attempt, signal: neverAborted, executionId: this.executionId });
     const controller = new AbortController();
     const info: StepInfo = { attempt, signal: controller.signal, executionId: this.executionId };
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -199,7 +205,11 @@ export class ExecutionRun implements WorkflowContext {
     const policy = resolveRetryPolicy(options.retry);
     const recorded = recordableError(error);
     if (isUnretryable(error) || attempt >= policy.maxAttempts) {
-      this.writer.record('STEP_FAILED', { position, name, attempt, error: recorded }, `error of step "${name}"`);
+      this.writer.record(
+        'STEP_FAILED',
+        { position, name, attempt, error: recorded },
+        `error of step "${name}"`,
+      );
       throw new StepFailedError(this.executionId, name, attempt, { cause: error });
     }
     const retryAt = this.host.clock() + retryDelay(policy, attempt, `${this.executionId}#${position}`);
@@ -218,7 +228,11 @@ export class ExecutionRun implements WorkflowContext {
     if (record === undefined) {
       const at = dueAt();
       const timerId = newId();
-      this.writer.record('TIMER_SCHEDULED', { position, name, timerId, dueAt: at, purpose: 'sleep' }, `sleep "${name}"`);
+      this.writer.record(
+        'TIMER_SCHEDULED',
+        { position, name, timerId, dueAt: at, purpose: 'sleep' },
+        `sleep "${name}"`,
+      );
       return at > this.host.clock() ? this.block(at, timerId) : this.afterFire(timerId, position);
     }
     const at = record.wakeAt ?? 0;
@@ -258,7 +272,9 @@ export class ExecutionRun implements WorkflowContext {
 
   private block(wakeAt: number, timerId: string | undefined): Promise<never> {
     this.waits.push(
-      timerId === undefined ? { wakeAt } : { wakeAt, timer: { timerId, executionId: this.executionId, dueAt: wakeAt } },
+      timerId === undefined
+        ? { wakeAt }
+        : { wakeAt, timer: { timerId, executionId: this.executionId, dueAt: wakeAt } },
     );
     this.scheduleSuspendCheck();
     return never;
@@ -278,7 +294,11 @@ export class ExecutionRun implements WorkflowContext {
     const timers = this.waits.flatMap((wait) => (wait.timer === undefined ? [] : [wait.timer]));
     await this.host.scheduleTimers(timers);
     const wakeAt = Math.min(...this.waits.map((wait) => wait.wakeAt));
-    const state = this.writer.record('EXECUTION_SUSPENDED', { reason: 'waiting for a timer', wakeAt }, 'suspension');
+    const state = this.writer.record(
+      'EXECUTION_SUSPENDED',
+      { reason: 'waiting for a timer', wakeAt },
+      'suspension',
+    );
     await this.writer.flush();
     return { kind: 'suspended', state, wakeAt };
   }
@@ -287,7 +307,12 @@ export class ExecutionRun implements WorkflowContext {
     let output = value;
     try {
       if (this.workflow.output !== undefined) {
-        output = parseWith(this.workflow.output, value, `output of workflow "${this.workflow.name}"`, 'output');
+        output = parseWith(
+          this.workflow.output,
+          value,
+          `output of workflow "${this.workflow.name}"`,
+          'output',
+        );
       }
       encode(output);
     } catch (error) {
@@ -302,7 +327,11 @@ export class ExecutionRun implements WorkflowContext {
   }
 
   private async end(type: 'EXECUTION_COMPLETED' | 'EXECUTION_FAILED', payload: object): Promise<RunOutcome> {
-    const state = this.writer.record(type, payload, type === 'EXECUTION_COMPLETED' ? 'workflow output' : 'workflow error');
+    const state = this.writer.record(
+      type,
+      payload,
+      type === 'EXECUTION_COMPLETED' ? 'workflow output' : 'workflow error',
+    );
     await this.writer.flush();
     return { kind: 'terminal', state };
   }
@@ -311,7 +340,10 @@ export class ExecutionRun implements WorkflowContext {
   private checkReachedEnd(): void {
     const record = this.state.calls[this.cursor];
     if (record !== undefined) {
-      throw new NonDeterminismError(this.executionId, this.cursor, record, { kind: 'return', name: 'end of workflow' });
+      throw new NonDeterminismError(this.executionId, this.cursor, record, {
+        kind: 'return',
+        name: 'end of workflow',
+      });
     }
   }
 
@@ -321,7 +353,8 @@ export class ExecutionRun implements WorkflowContext {
   }
 
   private assertUsable(): void {
-    if (this.ended) throw new Error(`execution "${this.executionId}": workflow context used after its run ended`);
+    if (this.ended)
+      throw new Error(`execution "${this.executionId}": workflow context used after its run ended`);
     this.throwIfAborted();
   }
 }

@@ -98,7 +98,9 @@ export function applyEvent(state: ExecutionState | null, event: FoldableEvent): 
   const at = typeof event.recordedAt === 'number' ? event.recordedAt : event.recordedAt.getTime();
   if (state === null) {
     if (event.type !== 'EXECUTION_STARTED') {
-      throw new Error(`fold: execution "${event.executionId}" starts with ${event.type}, not EXECUTION_STARTED`);
+      throw new Error(
+        `fold: execution "${event.executionId}" starts with ${event.type}, not EXECUTION_STARTED`,
+      );
     }
     const started = event.payload as StartedPayload;
     state = {
@@ -217,7 +219,10 @@ function callAt(state: ExecutionState, position: number, kind: CallKind, name: s
  * Fold a log into its state. With `from` (a snapshot's state), `events` are the ones after
  * the snapshot's seq (L5: the result equals folding the whole log).
  */
-export function fold(events: Iterable<FoldableEvent>, from: ExecutionState | null = null): ExecutionState | null {
+export function fold(
+  events: Iterable<FoldableEvent>,
+  from: ExecutionState | null = null,
+): ExecutionState | null {
   let state = from;
   for (const event of events) state = applyEvent(state, event);
   return state;

@@ -3,11 +3,12 @@
  * store SPIs of Skein.
  */
 export {
+  checkAppend,
   type ExecutionHead,
   InvalidAppendError,
-  checkAppend,
 } from './append-checks.js';
-export { DEFAULT_MAX_PAYLOAD_BYTES, assertPayloadSize, decode, encode, encodedBytes } from './codec.js';
+export { assertPayloadSize, DEFAULT_MAX_PAYLOAD_BYTES, decode, encode, encodedBytes } from './codec.js';
+export type { StepInfo, StepOptions, WorkflowContext } from './context-api.js';
 export { decodeCursor, encodeCursor } from './cursor.js';
 export * from './errors.js';
 export {
@@ -19,21 +20,33 @@ export {
   EventTypes,
   type ExecutionStatus,
   ExecutionStatuses,
+  isEventType,
+  isTerminalStatus,
+  isTerminalType,
   type StartedPayload,
   type StepCompletedPayload,
   type StepFailedPayload,
   type StepStartedPayload,
   type StoredEvent,
   type SuspendedPayload,
+  statusAfter,
   type TakeoverPayload,
   type TimerFiredPayload,
   type TimerScheduledPayload,
-  isEventType,
-  isTerminalStatus,
-  isTerminalType,
-  statusAfter,
 } from './events.js';
+export { type RunOutcome, recordableError } from './execution-run.js';
+export {
+  applyEvent,
+  type CallRecord,
+  type CompletedStep,
+  type ExecutionState,
+  type FoldableEvent,
+  fold,
+  type PendingTimer,
+} from './fold.js';
 export { type FlushBatch, GroupCommit, type GroupCommitOptions, type Outcome } from './group-commit.js';
+export { MAX_EXECUTION_ID_LENGTH, newId } from './ids.js';
+export { loadState, readHistory, toEnvelope } from './load-state.js';
 export {
   MemoryEventStore,
   type MemoryEventStoreOptions,
@@ -42,6 +55,15 @@ export {
   MemoryTimerStore,
   openMemoryStores,
 } from './memory/index.js';
+export { type ResolvedRetryPolicy, type RetryPolicy, resolveRetryPolicy, retryDelay } from './retry.js';
+export {
+  createRuntime,
+  type ExecuteRequest,
+  Runtime,
+  type RuntimeOptions,
+  type StartOptions,
+  type WorkflowHandle,
+} from './runtime.js';
 export type {
   AppendRequest,
   AppendResult,
@@ -59,34 +81,12 @@ export type {
   Timer,
   TimerStore,
 } from './spi.js';
-export type { StepInfo, StepOptions, WorkflowContext } from './context-api.js';
-export { type RunOutcome, recordableError } from './execution-run.js';
-export {
-  type CallRecord,
-  type CompletedStep,
-  type ExecutionState,
-  type FoldableEvent,
-  type PendingTimer,
-  applyEvent,
-  fold,
-} from './fold.js';
-export { MAX_EXECUTION_ID_LENGTH, newId } from './ids.js';
-export { loadState, readHistory, toEnvelope } from './load-state.js';
-export { type ResolvedRetryPolicy, type RetryPolicy, resolveRetryPolicy, retryDelay } from './retry.js';
-export {
-  type ExecuteRequest,
-  Runtime,
-  type RuntimeOptions,
-  type StartOptions,
-  type WorkflowHandle,
-  createRuntime,
-} from './runtime.js';
 export {
   type AnyWorkflow,
+  defineWorkflow,
+  parseWith,
   type Schema,
   type WorkflowDefinition,
   WorkflowRegistry,
   type WorkflowSpec,
-  defineWorkflow,
-  parseWith,
 } from './workflow.js';

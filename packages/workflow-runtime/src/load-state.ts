@@ -26,7 +26,10 @@ export async function readHistory(events: EventStore, executionId: string): Prom
  * The folded state of an execution: the newest snapshot, then only the events after it.
  * Null when the execution does not exist.
  */
-export async function loadState(stores: Pick<Stores, 'events' | 'snapshots'>, executionId: string): Promise<ExecutionState | null> {
+export async function loadState(
+  stores: Pick<Stores, 'events' | 'snapshots'>,
+  executionId: string,
+): Promise<ExecutionState | null> {
   const snapshot = await stores.snapshots.latest(executionId);
   const base = snapshot === null ? null : decode<ExecutionState>(snapshot.state);
   const events = await stores.events.read(executionId, snapshot === null ? 0 : snapshot.seq + 1);

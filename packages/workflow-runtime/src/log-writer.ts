@@ -8,7 +8,7 @@
 import { assertPayloadSize, encode } from './codec.js';
 import { StaleFenceError, StartFencedOutError } from './errors.js';
 import type { EventType } from './events.js';
-import { type ExecutionState, applyEvent } from './fold.js';
+import { applyEvent, type ExecutionState } from './fold.js';
 import { newId } from './ids.js';
 import type { EventDraft, EventStore } from './spi.js';
 

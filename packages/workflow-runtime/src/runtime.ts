@@ -4,8 +4,7 @@
  * fence when it is pending or running, and write nothing when it is terminal.
  */
 import { z } from 'zod';
-import { assertPayloadSize, encode } from './codec.js';
-import { DEFAULT_MAX_PAYLOAD_BYTES } from './codec.js';
+import { assertPayloadSize, DEFAULT_MAX_PAYLOAD_BYTES, encode } from './codec.js';
 import {
   ExecutionAlreadyExistsError,
   ExecutionFailedError,
@@ -13,15 +12,15 @@ import {
   RuntimeClosedError,
   StartFencedOutError,
 } from './errors.js';
-import { isTerminalStatus, type Envelope, type EventType, type StartedPayload } from './events.js';
+import { type Envelope, type EventType, isTerminalStatus, type StartedPayload } from './events.js';
 import { ExecutionRun, type RunOutcome } from './execution-run.js';
 import type { ExecutionState } from './fold.js';
 import { MAX_EXECUTION_ID_LENGTH, newId } from './ids.js';
 import { loadState, readHistory, saveSnapshot } from './load-state.js';
 import { LogWriter } from './log-writer.js';
 import type { Stores, Timer } from './spi.js';
-import { type AnyWorkflow, WorkflowRegistry, type WorkflowDefinition, parseWith } from './workflow.js';
 import { WakeTimers } from './wake-timers.js';
+import { type AnyWorkflow, parseWith, type WorkflowDefinition, WorkflowRegistry } from './workflow.js';
 
 /** Options of {@link createRuntime}. */
 export interface RuntimeOptions {
@@ -126,7 +125,12 @@ export class Runtime {
   ): Promise<WorkflowHandle<Out>> {
     const { executionId, existing } = await this.prepareStart(workflow, options);
     if (existing) return this.handle<Out>(executionId);
-    await this.bootstrapWithRetry(this.registry.get(workflow.name, workflow.version), executionId, input, true);
+    await this.bootstrapWithRetry(
+      this.registry.get(workflow.name, workflow.version),
+      executionId,
+      input,
+      true,
+    );
     return this.handle<Out>(executionId);
   }
 
@@ -137,7 +141,13 @@ export class Runtime {
     options: StartOptions = {},
   ): Promise<WorkflowHandle<Out>> {
     const { executionId, existing } = await this.prepareStart(workflow, options);
-    if (!existing) await this.bootstrapWithRetry(this.registry.get(workflow.name, workflow.version), executionId, input, false);
+    if (!existing)
+      await this.bootstrapWithRetry(
+        this.registry.get(workflow.name, workflow.version),
+        executionId,
+        input,
+        false,
+      );
     return this.handle<Out>(executionId);
   }
 
@@ -241,11 +251,15 @@ export class Runtime {
   ): Promise<{ executionId: string; existing: boolean }> {
     this.assertOpen();
     this.registry.get(workflow.name, workflow.version);
-    const executionId = options.executionId === undefined ? newId() : parseWith(executionIdSchema, options.executionId, 'executionId', 'executionId');
+    const executionId =
+      options.executionId === undefined
+        ? newId()
+        : parseWith(executionIdSchema, options.executionId, 'executionId', 'executionId');
     if (options.executionId === undefined) return { executionId, existing: false };
     const existing = await this.stores.events.getExecution(executionId);
     if (existing === null) return { executionId, existing: false };
-    if (existing.workflow !== workflow.name) throw new ExecutionAlreadyExistsError(executionId, existing.workflow);
+    if (existing.workflow !== workflow.name)
+      throw new ExecutionAlreadyExistsError(executionId, existing.workflow);
     return { executionId, existing: true };
   }
 
@@ -285,7 +299,12 @@ export class Runtime {
   ): Promise<Bootstrapped> {
     const input = parseWith(definition.input, rawInput, `input of workflow "${definition.name}"`, 'input');
     const started: StartedPayload = { workflow: definition.name, version: definition.version, input };
-    assertPayloadSize(executionId, `input of workflow "${definition.name}"`, encode(started), this.maxPayloadBytes);
+    assertPayloadSize(
+      executionId,
+      `input of workflow "${definition.name}"`,
+      encode(started),
+      this.maxPayloadBytes,
+    );
     const writer = this.writer(executionId, definition.name, fence, 0, null);
     writer.record('EXECUTION_STARTED', started, `input of workflow "${definition.name}"`);
     const outcome = run ? this.launch(definition, writer) : writer.flush().then(() => undefined);
@@ -394,4 +413,3 @@ export class Runtime {
 export function createRuntime(options: RuntimeOptions): Runtime {
   return new Runtime(options);
 }
-

@@ -17,11 +17,14 @@ export class WakeTimers {
   set(executionId: string, at: number): void {
     this.cancel(executionId);
     const delay = Math.max(0, at - this.clock());
-    const timer = setTimeout(() => {
-      this.timers.delete(executionId);
-      if (delay > MAX_DELAY) return this.set(executionId, at);
-      this.wake(executionId).catch((error) => this.onError(error, `wake-up of execution "${executionId}"`));
-    }, Math.min(delay, MAX_DELAY));
+    const timer = setTimeout(
+      () => {
+        this.timers.delete(executionId);
+        if (delay > MAX_DELAY) return this.set(executionId, at);
+        this.wake(executionId).catch((error) => this.onError(error, `wake-up of execution "${executionId}"`));
+      },
+      Math.min(delay, MAX_DELAY),
+    );
     this.timers.set(executionId, timer);
   }
 

@@ -1,7 +1,7 @@
 /** Workflow definitions and the registry a runtime resolves them from. */
 import type { z } from 'zod';
-import { InvalidInputError, UnknownWorkflowError, type ValidationIssue } from './errors.js';
 import type { WorkflowContext } from './context-api.js';
+import { InvalidInputError, UnknownWorkflowError, type ValidationIssue } from './errors.js';
 
 /** A zod schema (or anything with zod's `safeParse`). */
 export type Schema<T = unknown, In = unknown> = z.ZodType<T, In>;
@@ -44,7 +44,9 @@ export type AnyWorkflow = WorkflowDefinition<any, any, any>;
  *   },
  * });
  */
-export function defineWorkflow<In, Out, Raw = In>(spec: WorkflowSpec<In, Out, Raw>): WorkflowDefinition<In, Out, Raw> {
+export function defineWorkflow<In, Out, Raw = In>(
+  spec: WorkflowSpec<In, Out, Raw>,
+): WorkflowDefinition<In, Out, Raw> {
   if (typeof spec.name !== 'string' || spec.name.length === 0) {
     throw new TypeError('defineWorkflow: name must be a non-empty string');
   }
@@ -55,7 +57,8 @@ export function defineWorkflow<In, Out, Raw = In>(spec: WorkflowSpec<In, Out, Ra
   if (typeof spec.input?.safeParse !== 'function') {
     throw new TypeError(`defineWorkflow("${spec.name}"): input must be a zod schema`);
   }
-  if (typeof spec.run !== 'function') throw new TypeError(`defineWorkflow("${spec.name}"): run must be a function`);
+  if (typeof spec.run !== 'function')
+    throw new TypeError(`defineWorkflow("${spec.name}"): run must be a function`);
   return Object.freeze({ name: spec.name, version, input: spec.input, output: spec.output, run: spec.run });
 }
 
@@ -88,7 +91,8 @@ export class WorkflowRegistry {
   /** The definition of `name` at `version` (default: the newest), or throw {@link UnknownWorkflowError}. */
   get(name: string, version?: number): AnyWorkflow {
     const versions = this.byName.get(name);
-    const found = versions === undefined ? undefined : version === undefined ? newest(versions) : versions.get(version);
+    const found =
+      versions === undefined ? undefined : version === undefined ? newest(versions) : versions.get(version);
     if (found === undefined) throw new UnknownWorkflowError(name, version, this.names());
     return found;
   }
@@ -107,6 +111,7 @@ export class WorkflowRegistry {
 
 function newest(versions: Map<number, AnyWorkflow>): AnyWorkflow | undefined {
   let best: AnyWorkflow | undefined;
-  for (const workflow of versions.values()) if (best === undefined || workflow.version > best.version) best = workflow;
+  for (const workflow of versions.values())
+    if (best === undefined || workflow.version > best.version) best = workflow;
   return best;
 }

@@ -1,4 +1,4 @@
-import { type AppendRequest, type EventStore, defineWorkflow } from '@skein/workflow-runtime';
+import { type AppendRequest, defineWorkflow, type EventStore } from '@skein/workflow-runtime';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { backings, harness, types, withEvents } from './support/stores.js';

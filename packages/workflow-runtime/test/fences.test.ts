@@ -1,4 +1,4 @@
-import { StaleFenceError, defineWorkflow } from '@skein/workflow-runtime';
+import { defineWorkflow, StaleFenceError } from '@skein/workflow-runtime';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { backings, deferred, harness, types, until } from './support/stores.js';
@@ -8,7 +8,11 @@ describe.each(backings)('fences at runtime level (adr/0003) on %s', (_name, open
 
   it('L3: a fresh start writes seq 0 in fence epoch 0 and acquires nothing', async () => {
     const { stores } = h.open();
-    const workflow = defineWorkflow({ name: 'w', input: z.object({}), run: async (ctx) => ctx.step('s', () => 1) });
+    const workflow = defineWorkflow({
+      name: 'w',
+      input: z.object({}),
+      run: async (ctx) => ctx.step('s', () => 1),
+    });
     const runtime = h.runtime({ stores, workflows: [workflow] });
     await runtime.execute({ executionId: 'e', workflow: 'w', input: {} });
     expect((await runtime.history('e')).map((e) => e.fence)).toEqual([0, 0, 0, 0]);
@@ -29,7 +33,9 @@ describe.each(backings)('fences at runtime level (adr/0003) on %s', (_name, open
     });
     const zombie = h.runtime({ stores, workflows: [workflow] });
     const rescuer = h.runtime({ stores, workflows: [workflow] });
-    const zombieRun = zombie.execute({ executionId: 'z', workflow: 'w', input: {} }).catch((error: unknown) => error);
+    const zombieRun = zombie
+      .execute({ executionId: 'z', workflow: 'w', input: {} })
+      .catch((error: unknown) => error);
     await until(async () => (await zombie.history('z')).length === 2);
 
     // The rescuer finds the execution running, takes it over and finishes it (its first step
@@ -50,7 +56,11 @@ describe.each(backings)('fences at runtime level (adr/0003) on %s', (_name, open
 
   it('a start fenced out by a holder that never wrote seq 0 is retried with a fresh fence', async () => {
     const { stores } = h.open();
-    const workflow = defineWorkflow({ name: 'w', input: z.object({}), run: async (ctx) => ctx.step('s', () => 7) });
+    const workflow = defineWorkflow({
+      name: 'w',
+      input: z.object({}),
+      run: async (ctx) => ctx.step('s', () => 7),
+    });
     const runtime = h.runtime({ stores, workflows: [workflow] });
     const held = await stores.events.acquireFence('f'); // someone took a fence and vanished
     const handle = await runtime.start(workflow, {}, { executionId: 'f' });

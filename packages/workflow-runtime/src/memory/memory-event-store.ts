@@ -1,6 +1,7 @@
 /** In-memory {@link EventStore}: the reference implementation, for tests and examples. */
-import { type ExecutionHead, checkAppend } from '../append-checks.js';
+import { checkAppend, type ExecutionHead } from '../append-checks.js';
 import { DEFAULT_MAX_PAYLOAD_BYTES } from '../codec.js';
+import { decodeCursor, encodeCursor } from '../cursor.js';
 import { DuplicateEnvelopeIdError } from '../errors.js';
 import { type ExecutionStatus, type StoredEvent, statusAfter } from '../events.js';
 import type {
@@ -11,7 +12,6 @@ import type {
   ExecutionSummary,
   ListExecutionsQuery,
 } from '../spi.js';
-import { decodeCursor, encodeCursor } from '../cursor.js';
 
 interface Execution extends ExecutionHead {
   events: StoredEvent[];
@@ -46,7 +46,12 @@ export class MemoryEventStore implements EventStore {
     }
     let status = execution.status;
     request.events.forEach((event, i) => {
-      execution.events.push({ ...event, executionId: request.executionId, seq: request.expectedSeq + i, fence: request.fence });
+      execution.events.push({
+        ...event,
+        executionId: request.executionId,
+        seq: request.expectedSeq + i,
+        fence: request.fence,
+      });
       this.envelopeIds.add(event.envelopeId);
       status = statusAfter(status, event.type);
       execution.updatedAt = event.recordedAt;
@@ -88,7 +93,8 @@ export class MemoryEventStore implements EventStore {
       if (execution.lastSeq < 0) continue;
       if (query.status !== undefined && !query.status.includes(execution.status!)) continue;
       if (query.workflow !== undefined && execution.workflow !== query.workflow) continue;
-      if (items.length === limit) return { items, nextCursor: encodeCursor(items[items.length - 1]!.executionId) };
+      if (items.length === limit)
+        return { items, nextCursor: encodeCursor(items[items.length - 1]!.executionId) };
       items.push(summary(id, execution));
     }
     return { items };

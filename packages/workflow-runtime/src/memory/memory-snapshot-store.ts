@@ -7,7 +7,8 @@ export class MemorySnapshotStore implements SnapshotStore {
 
   async put(snapshot: Snapshot): Promise<void> {
     const existing = this.snapshots.get(snapshot.executionId);
-    if (existing === undefined || existing.seq <= snapshot.seq) this.snapshots.set(snapshot.executionId, { ...snapshot });
+    if (existing === undefined || existing.seq <= snapshot.seq)
+      this.snapshots.set(snapshot.executionId, { ...snapshot });
   }
 
   async latest(executionId: string): Promise<Snapshot | null> {
