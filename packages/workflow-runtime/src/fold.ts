@@ -141,7 +141,8 @@ function applyPayload(state: ExecutionState, type: EventType, payload: unknown):
       return;
     }
     case 'STEP_COMPLETED':
-      return applyCompleted(state, payload as StepCompletedPayload);
+      applyCompleted(state, payload as StepCompletedPayload);
+      return;
     case 'STEP_FAILED': {
       const p = payload as StepFailedPayload;
       const call = callAt(state, p.position, 'step', p.name);

@@ -12,7 +12,7 @@ import {
   RuntimeClosedError,
   StartFencedOutError,
 } from './errors.js';
-import { type Envelope, type EventType, isTerminalStatus, type StartedPayload } from './events.js';
+import { type Envelope, isTerminalStatus, type StartedPayload } from './events.js';
 import { ExecutionRun, type RunOutcome } from './execution-run.js';
 import type { ExecutionState } from './fold.js';
 import { MAX_EXECUTION_ID_LENGTH, newId } from './ids.js';
