@@ -1,0 +1,112 @@
+/**
+ * The kit can fail: the event-store suite, run on deliberately broken stores, rejects each of
+ * them on the cases that name the broken invariant. The suite runs in a child vitest on
+ * `broken/broken-stores.fixture.ts` (so a failing case there is an outcome here, not a
+ * failure of this run); the memory store runs beside them as the control.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { beforeAll, describe, expect, it } from 'vitest';
+
+const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
+const config = 'packages/conformance/test/broken/vitest.fixture.config.ts';
+
+interface CaseResult {
+  suite: string;
+  fullName: string;
+  status: string;
+  failure: string;
+}
+
+let cases: CaseResult[] = [];
+
+/** Run the fixture in a child vitest and collect every case's outcome from its JSON report. */
+async function runFixture(): Promise<CaseResult[]> {
+  const dir = mkdtempSync(join(tmpdir(), 'skein-broken-'));
+  const output = join(dir, 'report.json');
+  try {
+    // Exit code 1 is expected: the broken stores fail cases. The report is the result.
+    await promisify(execFile)(
+      'npx',
+      ['vitest', 'run', '--config', config, '--reporter=json', `--outputFile=${output}`],
+      {
+        cwd: repoRoot,
+        env: { ...process.env, CI: '' },
+      },
+    ).catch((error: { code?: number }) => {
+      if (error.code !== 1) throw error;
+    });
+    const report = JSON.parse(readFileSync(output, 'utf8')) as {
+      testResults: { assertionResults: { fullName: string; status: string; failureMessages: string[] }[] }[];
+    };
+    return report.testResults.flatMap((file) =>
+      file.assertionResults.map((result) => ({
+        suite: result.fullName.split(':')[0]!,
+        fullName: result.fullName,
+        status: result.status,
+        failure: result.failureMessages.join('\n'),
+      })),
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function failedOf(suite: string): CaseResult[] {
+  return cases.filter((result) => result.suite === suite && result.status === 'failed');
+}
+
+function failedTitles(suite: string): string[] {
+  return failedOf(suite).map((result) => result.fullName);
+}
+
+beforeAll(async () => {
+  cases = await runFixture();
+}, 120_000);
+
+describe('conformance suites reject broken event stores', () => {
+  it('control: the memory store passes every event-store case in the same run', () => {
+    const control = cases.filter((result) => result.suite === 'control-memory');
+    expect(control.length).toBeGreaterThan(20);
+    expect(control.filter((result) => result.status !== 'passed')).toEqual([]);
+  });
+
+  it('L3: a store that skips the fence check fails the stale-fence cases', () => {
+    expect(failedTitles('broken-no-fence-check')).toEqual(
+      expect.arrayContaining([
+        expect.stringContaining('L3: a stale fence is refused with StaleFenceError'),
+        expect.stringContaining('L3: a start fenced out before seq 0 writes nothing'),
+        expect.stringContaining(
+          'L4: in one batch, good appends commit and bad ones fail with their own error',
+        ),
+      ]),
+    );
+    for (const result of failedOf('broken-no-fence-check')) expect(result.fullName).toMatch(/L3|L4/);
+  });
+
+  it('L1: a store that accepts a duplicate seq fails the taken-seq cases', () => {
+    expect(failedTitles('broken-duplicate-seq')).toEqual(
+      expect.arrayContaining([
+        expect.stringContaining('L1: a taken seq is refused with DuplicateSequenceError and writes nothing'),
+        expect.stringContaining('L1: of 10 concurrent appends at the same seq exactly one wins'),
+      ]),
+    );
+    const taken = failedOf('broken-duplicate-seq').find((result) => result.fullName.includes('a taken seq'));
+    expect(taken?.failure).toContain('expected a rejection, the promise resolved');
+  });
+
+  it('L4: a group commit that fails every caller for one caller’s error fails the batch-outcome case', () => {
+    const failed = failedOf('broken-batch-wide-failure');
+    const batch = failed.find((result) => result.fullName.includes('L4: in one batch'));
+    expect(batch).toBeDefined();
+    // The good appends of the batch were reported with another caller's error.
+    expect(batch!.failure).toContain('StaleFenceError');
+    expect(failed.map((result) => result.fullName)).toEqual(
+      expect.arrayContaining([expect.stringContaining('L2: of 12 racing starts exactly one wins')]),
+    );
+  });
+});
