@@ -10,6 +10,7 @@ export {
 export { assertPayloadSize, DEFAULT_MAX_PAYLOAD_BYTES, decode, encode, encodedBytes } from './codec.js';
 export type { StepInfo, StepOptions, WorkflowContext } from './context-api.js';
 export { decodeCursor, encodeCursor } from './cursor.js';
+export { type DeadLetterDeps, deadLetterExecution } from './dead-letter.js';
 export * from './errors.js';
 export {
   type CallKind,
@@ -46,6 +47,13 @@ export {
 } from './fold.js';
 export { type FlushBatch, GroupCommit, type GroupCommitOptions, type Outcome } from './group-commit.js';
 export { MAX_EXECUTION_ID_LENGTH, newId } from './ids.js';
+export {
+  DEFAULT_LEASE_TTL_MS,
+  ExecutionLeases,
+  type ExecutionLeasesDeps,
+  executionLeaseKey,
+  type LeaseOptions,
+} from './leases.js';
 export { loadState, readHistory, toEnvelope } from './load-state.js';
 export {
   MemoryEventStore,
@@ -58,6 +66,7 @@ export {
 export { type ResolvedRetryPolicy, type RetryPolicy, resolveRetryPolicy, retryDelay } from './retry.js';
 export {
   createRuntime,
+  type ExecuteOptions,
   type ExecuteRequest,
   Runtime,
   type RuntimeOptions,

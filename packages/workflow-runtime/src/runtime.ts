@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { assertPayloadSize, DEFAULT_MAX_PAYLOAD_BYTES, encode } from './codec.js';
+import { deadLetterExecution } from './dead-letter.js';
 import {
   ExecutionAlreadyExistsError,
   ExecutionFailedError,
@@ -16,6 +17,7 @@ import { type Envelope, isTerminalStatus, type StartedPayload } from './events.j
 import { ExecutionRun, type RunOutcome } from './execution-run.js';
 import type { ExecutionState } from './fold.js';
 import { MAX_EXECUTION_ID_LENGTH, newId } from './ids.js';
+import { DEFAULT_LEASE_TTL_MS, ExecutionLeases, type LeaseOptions } from './leases.js';
 import { loadState, readHistory, saveSnapshot } from './load-state.js';
 import { LogWriter } from './log-writer.js';
 import type { Stores, Timer } from './spi.js';
@@ -37,6 +39,27 @@ export interface RuntimeOptions {
   nodeId?: string;
   /** Where errors of background work (timer wake-ups, snapshots) go (default: `console.error`). */
   onError?: (error: unknown, context: string) => void;
+  /**
+   * Keep a lease per running execution in `stores.leases` (key `execution:<id>`), renewed by
+   * a timer while the run lasts, so a supervisor on any node can tell a dead owner's work
+   * (default: off; `Supervisor` and worker setups turn it on). See `docs/supervision.md`.
+   */
+  lease?: LeaseOptions;
+}
+
+/** Options of `execute` (dispatch and worker runtimes pass them; see `docs/dispatch.md`). */
+export interface ExecuteOptions {
+  /**
+   * Fence to append with, taken by the caller (a worker lease): a new execution starts under
+   * it, a takeover uses it instead of acquiring one, and a start fenced out under it fails
+   * with `StartFencedOutError` instead of being retried (default: the runtime's own fences).
+   */
+  fence?: number;
+  /**
+   * Refuse with `ExecutionAlreadyExistsError` when the execution exists, instead of taking it
+   * over: the retry of a start that was fenced out, whose winner now owns it (default: false).
+   */
+  startOnly?: boolean;
 }
 
 /** What `execute` runs: which execution, of which workflow, with which input. */
@@ -72,6 +95,11 @@ const executeRequestSchema = z.object({
 
 const executionIdSchema = z.string().min(1).max(MAX_EXECUTION_ID_LENGTH);
 
+const executeOptionsSchema = z.object({
+  fence: z.number().int().nonnegative().optional(),
+  startOnly: z.boolean().optional(),
+});
+
 const START_RETRIES = 3;
 
 /**
@@ -96,6 +124,11 @@ export class Runtime {
   private readonly onError: (error: unknown, context: string) => void;
   private readonly active = new Map<string, Promise<RunOutcome>>();
   private readonly wakeTimers: WakeTimers;
+  private readonly leases: ExecutionLeases | undefined;
+  /** Owner of this runtime's execution leases (its `nodeId` unless `lease.owner` says otherwise). */
+  readonly leaseOwner: string;
+  /** Lease time-to-live when leases are on; undefined when they are off. */
+  readonly leaseTtlMs: number | undefined;
   private closed = false;
 
   constructor(options: RuntimeOptions) {
@@ -107,6 +140,19 @@ export class Runtime {
     this.nodeId = options.nodeId ?? newId();
     this.onError = options.onError ?? ((error, context) => console.error(`skein: ${context}:`, error));
     this.wakeTimers = new WakeTimers(this.clock, (executionId) => this.wake(executionId), this.onError);
+    this.leaseOwner = options.lease?.owner ?? this.nodeId;
+    this.leaseTtlMs = options.lease === undefined ? undefined : (options.lease.ttlMs ?? DEFAULT_LEASE_TTL_MS);
+    this.leases =
+      this.leaseTtlMs === undefined
+        ? undefined
+        : new ExecutionLeases({
+            leases: this.stores.leases,
+            events: this.stores.events,
+            owner: this.leaseOwner,
+            ttlMs: this.leaseTtlMs,
+            clock: this.clock,
+            onError: this.onError,
+          });
   }
 
   /** The registered definition of `workflow` at `version` (default: newest). */
@@ -155,23 +201,44 @@ export class Runtime {
    * Execute (or continue) an execution and resolve with its state once it is terminal or
    * suspended. Idempotent: a terminal execution is returned as it is, and nothing is written.
    */
-  async execute(request: ExecuteRequest): Promise<ExecutionState> {
+  async execute(request: ExecuteRequest, options: ExecuteOptions = {}): Promise<ExecutionState> {
     this.assertOpen();
     const parsed = parseWith(executeRequestSchema, request, 'execute request', 'request');
+    // The common call passes no options: skip their parse on the hot path.
+    const { fence, startOnly } =
+      options.fence === undefined && options.startOnly === undefined
+        ? options
+        : parseWith(executeOptionsSchema, options, 'execute options', 'options');
     // One indexed read decides the common case, a new execution; only existing ones are folded.
     const exists = (await this.stores.events.getExecution(parsed.executionId)) !== null;
     const current = exists ? await this.loadState(parsed.executionId) : null;
     if (current === null) {
       const definition = this.registry.get(parsed.workflow, parsed.version);
-      const begun = await this.bootstrapWithRetry(definition, parsed.executionId, parsed.input, true);
+      const begun = await this.bootstrapWithRetry(definition, parsed.executionId, parsed.input, true, fence);
       // Another caller won seq 0 and owns the run: a superseded refusal, not ours to take over.
       if (begun === 'exists') throw new ExecutionAlreadyExistsError(parsed.executionId, parsed.workflow);
       return (await begun.outcome).state;
     }
-    if (current.workflow !== parsed.workflow) {
+    if (current.workflow !== parsed.workflow || startOnly === true) {
       throw new ExecutionAlreadyExistsError(parsed.executionId, current.workflow);
     }
-    return this.continueExecution(current);
+    return this.continueExecution(current, fence);
+  }
+
+  /**
+   * End an execution with `EXECUTION_DEAD_LETTERED` and `reason`, under a freshly acquired
+   * fence. Reads only the execution index, so it lands even when the log cannot be replayed;
+   * releasing the lease and completing timers afterwards is best-effort (errors go to
+   * `onError`). Resolves true when this call ended it, false when it was already terminal.
+   */
+  deadLetter(executionId: string, reason: string): Promise<boolean> {
+    const id = parseWith(executionIdSchema, executionId, 'executionId', 'executionId');
+    const why = parseWith(z.string().min(1), reason, 'dead-letter reason', 'reason');
+    return deadLetterExecution(
+      { stores: this.stores, clock: this.clock, leaseOwner: this.leaseOwner, onError: this.onError },
+      id,
+      why,
+    );
   }
 
   /**
@@ -272,13 +339,17 @@ export class Runtime {
     executionId: string,
     input: unknown,
     run: boolean,
+    given?: number,
   ): Promise<Bootstrapped> {
     for (let attempt = 1; ; attempt++) {
       try {
-        const fence = attempt === 1 ? BOOTSTRAP_FENCE : await this.stores.events.acquireFence(executionId);
+        const fence =
+          given ?? (attempt === 1 ? BOOTSTRAP_FENCE : await this.stores.events.acquireFence(executionId));
         return await this.bootstrap(definition, executionId, input, run, fence);
       } catch (error) {
-        if (!(error instanceof StartFencedOutError) || attempt >= START_RETRIES) throw error;
+        // A caller's fence is the caller's to retry (a dispatcher allocates a new one).
+        if (!(error instanceof StartFencedOutError) || attempt >= START_RETRIES || given !== undefined)
+          throw error;
         await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * attempt));
       }
     }
@@ -321,11 +392,11 @@ export class Runtime {
     return { outcome: outcome as Promise<RunOutcome> };
   }
 
-  private async continueExecution(current: ExecutionState): Promise<ExecutionState> {
+  private async continueExecution(current: ExecutionState, given?: number): Promise<ExecutionState> {
     if (isTerminalStatus(current.status)) return current;
     if (current.status === 'suspended' && !this.isDue(current)) return current;
     const definition = this.registry.get(current.workflow, current.version);
-    const fence = await this.stores.events.acquireFence(current.executionId);
+    const fence = given ?? (await this.stores.events.acquireFence(current.executionId));
     const writer = this.writer(current.executionId, current.workflow, fence, current.sequence + 1, current);
     const resumed = current.status === 'suspended';
     writer.record(
@@ -349,10 +420,12 @@ export class Runtime {
       writer,
     );
     const executionId = run.executionId;
-    const outcome = run.run().then(async (result) => {
+    const releaseLease = this.leases?.hold(executionId, writer.fence, writer.firstAppend);
+    const ran = run.run().then(async (result) => {
       await this.afterRun(executionId, run, result);
       return result;
     });
+    const outcome = releaseLease === undefined ? ran : ran.finally(releaseLease);
     this.active.set(executionId, outcome);
     const forget = () => {
       if (this.active.get(executionId) === outcome) this.active.delete(executionId);
