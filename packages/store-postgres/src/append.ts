@@ -1,0 +1,137 @@
+/**
+ * One append on PostgreSQL: shape checks in JS (nothing is sent for a malformed request), then
+ * the one-statement append, then the refusal mapped to exactly the error `checkAppend` raises.
+ */
+import {
+  type AppendRequest,
+  type AppendResult,
+  checkAppend,
+  DuplicateEnvelopeIdError,
+  DuplicateSequenceError,
+  ExecutionAlreadyExistsError,
+  type ExecutionHead,
+  type ExecutionStatus,
+  StorageWriteError,
+  statusAfter,
+} from '@skein/workflow-runtime';
+import { type AppendRow, appendQuery, takenEnvelopeIdsQuery, workflowQuery } from './append-query.js';
+import type { Database } from './database.js';
+import { NulInTextError, StoreClosedError, UnexpectedAppendResultError } from './errors.js';
+
+const UNIQUE_VIOLATION = '23505';
+
+/** Append `request` in one round trip; rejects with the same errors as `checkAppend`. */
+export async function appendEvents(
+  db: Database,
+  request: AppendRequest,
+  maxPayloadBytes: number,
+): Promise<AppendResult> {
+  checkShape(request, maxPayloadBytes);
+  let row: AppendRow | undefined;
+  try {
+    row = (await db.query<AppendRow>('append', appendQuery(request, statusAfterBatch(request)))).rows[0];
+  } catch (error) {
+    throw await refusalOf(db, request, error);
+  }
+  if (row === undefined) throw new UnexpectedAppendResultError(request.executionId, 'append returned no row');
+  if (row.refusal === null) return { lastSeq: row.lastSeq!, status: row.status! };
+  checkAppend(headOf(row), request, maxPayloadBytes);
+  throw new UnexpectedAppendResultError(
+    request.executionId,
+    `the database refused (${row.refusal}) an append that checkAppend accepts`,
+  );
+}
+
+/**
+ * The checks that need no head: `checkAppend` against a head that every well-formed request
+ * fits (empty log up to `expectedSeq - 1`, fence 0), then U+0000, which `text` cannot hold.
+ */
+function checkShape(request: AppendRequest, maxPayloadBytes: number): void {
+  const fits: ExecutionHead = {
+    fence: 0,
+    lastSeq: request.expectedSeq - 1,
+    status: undefined,
+    workflow: undefined,
+  };
+  checkAppend(fits, request, maxPayloadBytes);
+  const { executionId } = request;
+  if (executionId.includes('\u0000')) throw new NulInTextError(executionId, 'the execution id');
+  if (String(request.workflow).includes('\u0000')) throw new NulInTextError(executionId, 'the workflow name');
+  request.events.forEach((event, i) => {
+    const seq = request.expectedSeq + i;
+    if (event.payload.includes('\u0000')) throw new NulInTextError(executionId, `the payload at seq ${seq}`);
+    if (event.envelopeId.includes('\u0000')) {
+      throw new NulInTextError(executionId, `the envelope id at seq ${seq}`);
+    }
+  });
+}
+
+/**
+ * The head status after the batch, or null when it depends on the head. `statusAfter` keeps
+ * the current status only for events that do not change it (`CANCEL_REQUESTED`), so folding
+ * from two different statuses gives the same answer exactly when the head does not matter.
+ */
+function statusAfterBatch(request: AppendRequest): ExecutionStatus | null {
+  const from = (start: ExecutionStatus) =>
+    request.events.reduce((status, event) => statusAfter(status, event.type), start);
+  const a = from('running');
+  return a === from('suspended') ? a : null;
+}
+
+function headOf(row: AppendRow): ExecutionHead {
+  return {
+    fence: row.headFence,
+    lastSeq: row.headSeq,
+    status: row.headStatus ?? undefined,
+    workflow: row.headWorkflow ?? undefined,
+  };
+}
+
+/** Map a failed append statement to its refusal; anything else becomes `StorageWriteError`. */
+async function refusalOf(db: Database, request: AppendRequest, error: unknown): Promise<Error> {
+  if (error instanceof StoreClosedError) return error;
+  const { executionId } = request;
+  if (!isUniqueViolation(error)) return new StorageWriteError(executionId, { cause: error });
+  try {
+    if (error.constraint === 'skein_events_envelope_id_key') {
+      return new DuplicateEnvelopeIdError(executionId, await reusedEnvelopeId(db, request), { cause: error });
+    }
+    if (error.constraint === 'skein_events_pkey' && request.expectedSeq === 0) {
+      // Two starts of a new execution raced; the head row did not exist when this one began.
+      const rows = (await db.query<{ workflow: string | null }>('append', workflowQuery(executionId))).rows;
+      return new ExecutionAlreadyExistsError(executionId, rows[0]?.workflow ?? undefined, { cause: error });
+    }
+    if (error.constraint === 'skein_events_pkey') {
+      return new DuplicateSequenceError(executionId, request.expectedSeq, { cause: error });
+    }
+  } catch (readError) {
+    return new StorageWriteError(executionId, { cause: new AggregateError([error, readError]) });
+  }
+  return new StorageWriteError(executionId, { cause: error });
+}
+
+/** The first envelope id of the request that repeats within it or is already in the log. */
+async function reusedEnvelopeId(db: Database, request: AppendRequest): Promise<string> {
+  const ids = request.events.map((event) => event.envelopeId);
+  const repeated = ids.find((id, i) => ids.indexOf(id) !== i);
+  if (repeated !== undefined) return repeated;
+  const taken = new Set(
+    (await db.query<{ envelopeId: string }>('append', takenEnvelopeIdsQuery(ids))).rows.map(
+      (row) => row.envelopeId,
+    ),
+  );
+  const found = ids.find((id) => taken.has(id));
+  if (found === undefined) {
+    throw new UnexpectedAppendResultError(request.executionId, 'envelope id conflict, but no id is taken');
+  }
+  return found;
+}
+
+interface PgError extends Error {
+  code: string;
+  constraint?: string;
+}
+
+function isUniqueViolation(error: unknown): error is PgError {
+  return error instanceof Error && (error as Partial<PgError>).code === UNIQUE_VIOLATION;
+}

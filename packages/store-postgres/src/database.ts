@@ -1,0 +1,78 @@
+/**
+ * The pool every store shares, behind one `query` that refuses calls after `close()` and lets
+ * `close()` wait for the calls in flight. Each pooled connection starts with `search_path`
+ * set to the validated schema, so queries and migrations name tables without a schema.
+ */
+import pg from 'pg';
+import { StoreClosedError } from './errors.js';
+import type { ResolvedOptions } from './options.js';
+
+/** One named query: `name` makes pg prepare it once per connection. */
+export interface Query {
+  name: string;
+  text: string;
+  values: unknown[];
+}
+
+/** Parse int8 (fences, seqs, epoch milliseconds, counts) as a number; refuse to lose precision. */
+function parseInt8(text: string): number {
+  const value = Number(text);
+  if (!Number.isSafeInteger(value)) throw new RangeError(`int8 ${text} is beyond Number.MAX_SAFE_INTEGER`);
+  return value;
+}
+
+const INT8_OID = 20;
+
+/** Type parsers of this pool only; the global `pg.types` stay untouched for other code. */
+const types = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === INT8_OID && format !== 'binary'
+      ? parseInt8
+      : pg.types.getTypeParser(oid, format ?? 'text')) as pg.CustomTypesConfig['getTypeParser'],
+};
+
+/** Connection settings shared by the pool and the dedicated LISTEN connection. */
+export function connectionConfig(options: ResolvedOptions): pg.ClientConfig {
+  return {
+    connectionString: options.url,
+    // A startup parameter, not SQL: the schema is a validated identifier (see options.ts).
+    options: `-c search_path=${options.schema}`,
+    application_name: 'skein',
+    types,
+  };
+}
+
+/** The stores' shared pool. */
+export class Database {
+  readonly pool: pg.Pool;
+  private closed = false;
+  private closing: Promise<void> | undefined;
+  private readonly inFlight = new Set<Promise<unknown>>();
+
+  constructor(readonly options: ResolvedOptions) {
+    this.pool = new pg.Pool({ ...connectionConfig(options), max: options.poolSize });
+    // An idle client that breaks emits 'error' on the pool; without a listener Node would crash.
+    this.pool.on('error', (error) => options.onError(error));
+  }
+
+  get schema(): string {
+    return this.options.schema;
+  }
+
+  /** Run one query; `operation` names the caller in a {@link StoreClosedError}. */
+  query<Row extends pg.QueryResultRow>(operation: string, query: Query): Promise<pg.QueryResult<Row>> {
+    if (this.closed) return Promise.reject(new StoreClosedError(this.schema, operation));
+    const running = this.pool.query<Row>(query);
+    this.inFlight.add(running);
+    const forget = () => this.inFlight.delete(running);
+    running.then(forget, forget);
+    return running;
+  }
+
+  /** Refuse new calls, wait for the ones in flight, then close every pooled connection. */
+  close(): Promise<void> {
+    this.closed = true;
+    this.closing ??= Promise.allSettled([...this.inFlight]).then(() => this.pool.end());
+    return this.closing;
+  }
+}

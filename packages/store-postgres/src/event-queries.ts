@@ -1,0 +1,95 @@
+/** The event store's queries besides the append, one per function. */
+import type { ExecutionStatus } from '@skein/workflow-runtime';
+import type { Query } from './database.js';
+
+const EVENT_COLUMNS =
+  'execution_id AS "executionId", seq, envelope_id AS "envelopeId", type, payload, fence, recorded_at AS "recordedAt"';
+const SUMMARY_COLUMNS =
+  'execution_id AS "executionId", workflow, status, last_seq AS sequence, updated_at AS "updatedAt"';
+
+/** Take the next fence in one statement; works before seq 0 exists. */
+export function nextFence(executionId: string): Query {
+  return {
+    name: 'skein_next_fence',
+    text:
+      'INSERT INTO skein_executions AS x (execution_id, fence) VALUES ($1, 1) ' +
+      'ON CONFLICT (execution_id) DO UPDATE SET fence = x.fence + 1 RETURNING fence',
+    values: [executionId],
+  };
+}
+
+/** The newest fence of one execution. */
+export function selectFence(executionId: string): Query {
+  return {
+    name: 'skein_select_fence',
+    text: 'SELECT fence FROM skein_executions WHERE execution_id = $1',
+    values: [executionId],
+  };
+}
+
+/** Events of one execution from a seq, at most `limit` (null: no limit). */
+export function selectEvents(executionId: string, fromSeq: number, limit: number | null): Query {
+  return {
+    name: 'skein_select_events',
+    text: `SELECT ${EVENT_COLUMNS} FROM skein_events WHERE execution_id = $1 AND seq >= $2 ORDER BY seq LIMIT $3`,
+    values: [executionId, fromSeq, limit],
+  };
+}
+
+/** The index row of one execution once seq 0 exists. */
+export function selectExecution(executionId: string): Query {
+  return {
+    name: 'skein_select_execution',
+    text: `SELECT ${SUMMARY_COLUMNS} FROM skein_executions WHERE execution_id = $1 AND last_seq >= 0`,
+    values: [executionId],
+  };
+}
+
+/** A page of every started execution after an id. */
+export function listAll(after: string, limit: number): Query {
+  return {
+    name: 'skein_list_all',
+    text:
+      `SELECT ${SUMMARY_COLUMNS} FROM skein_executions WHERE execution_id > $1 AND last_seq >= 0 ` +
+      'ORDER BY execution_id LIMIT $2',
+    values: [after, limit],
+  };
+}
+
+/** A page of executions in any of some statuses after an id (index skein_executions_status). */
+export function listByStatus(statuses: readonly ExecutionStatus[], after: string, limit: number): Query {
+  return {
+    name: 'skein_list_by_status',
+    text:
+      `SELECT ${SUMMARY_COLUMNS} FROM skein_executions WHERE status = ANY ($1::text[]) AND execution_id > $2 ` +
+      'ORDER BY execution_id LIMIT $3',
+    values: [[...statuses], after, limit],
+  };
+}
+
+/** A page of one workflow after an id (index skein_executions_workflow). */
+export function listByWorkflow(workflow: string, after: string, limit: number): Query {
+  return {
+    name: 'skein_list_by_workflow',
+    text:
+      `SELECT ${SUMMARY_COLUMNS} FROM skein_executions WHERE workflow = $1 AND execution_id > $2 ` +
+      'ORDER BY execution_id LIMIT $3',
+    values: [workflow, after, limit],
+  };
+}
+
+/** A page of one workflow in any of some statuses after an id (index skein_executions_workflow_status). */
+export function listByWorkflowAndStatus(
+  workflow: string,
+  statuses: readonly ExecutionStatus[],
+  after: string,
+  limit: number,
+): Query {
+  return {
+    name: 'skein_list_by_workflow_and_status',
+    text:
+      `SELECT ${SUMMARY_COLUMNS} FROM skein_executions WHERE workflow = $1 AND status = ANY ($2::text[]) ` +
+      'AND execution_id > $3 ORDER BY execution_id LIMIT $4',
+    values: [workflow, [...statuses], after, limit],
+  };
+}

@@ -1,0 +1,19 @@
+/**
+ * @skein/store-postgres: every Skein store SPI on PostgreSQL through `pg` (one-statement
+ * appends, numbered migrations, `LISTEN`/`NOTIFY` wake-ups), for many processes on one database.
+ */
+export {
+  InvalidPostgresOptionError,
+  InvalidWakeupChannelError,
+  MigrationError,
+  NulInTextError,
+  StoreClosedError,
+  UnexpectedAppendResultError,
+} from './errors.js';
+export { openPostgresStores, type PostgresStores } from './open.js';
+export { DEFAULT_POOL_SIZE, DEFAULT_SCHEMA, type PostgresStoresOptions } from './options.js';
+export { PostgresEventStore } from './postgres-event-store.js';
+export { PostgresLeaseStore } from './postgres-lease-store.js';
+export { PostgresSnapshotStore } from './postgres-snapshot-store.js';
+export { PostgresTimerStore } from './postgres-timer-store.js';
+export { PostgresWakeups, type Unsubscribe, WAKEUP_TIMERS, type WakeupHandler } from './wakeups.js';

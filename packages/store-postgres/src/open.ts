@@ -1,0 +1,65 @@
+/** `openPostgresStores`: every store SPI on one PostgreSQL schema. */
+import type { Stores } from '@skein/workflow-runtime';
+import { Database } from './database.js';
+import { loadMigrations, migrate } from './migrate.js';
+import { type PostgresStoresOptions, resolveOptions } from './options.js';
+import { PostgresEventStore } from './postgres-event-store.js';
+import { PostgresLeaseStore } from './postgres-lease-store.js';
+import { PostgresSnapshotStore } from './postgres-snapshot-store.js';
+import { PostgresTimerStore } from './postgres-timer-store.js';
+import { PostgresWakeups } from './wakeups.js';
+
+/** The stores of one PostgreSQL schema, plus wake-ups; `close()` waits for calls in flight. */
+export interface PostgresStores extends Stores {
+  events: PostgresEventStore;
+  snapshots: PostgresSnapshotStore;
+  timers: PostgresTimerStore;
+  leases: PostgresLeaseStore;
+  /** `LISTEN`/`NOTIFY` between the processes sharing the schema (timers notify `timers`). */
+  wakeups: PostgresWakeups;
+  /** The schema the stores live in. */
+  readonly schema: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Connect a pool to PostgreSQL, create the schema and apply the numbered migrations it lacks
+ * (under an advisory lock, so many processes may open at once), and return every store.
+ * Asynchronous, unlike `openSqliteStores`: a bad URL or a failed migration rejects here,
+ * before the stores are handed out (see `adr/0005-postgres-open-is-async.md`).
+ * @example
+ * const stores = await openPostgresStores({ url: 'postgres://skein@db:5432/app' });
+ * const runtime = createRuntime({ stores, workflows: [order] });
+ * // …
+ * await runtime.close();
+ * await stores.close();
+ */
+export async function openPostgresStores(options: PostgresStoresOptions): Promise<PostgresStores> {
+  const resolved = resolveOptions(options);
+  const db = new Database(resolved);
+  try {
+    const client = await db.pool.connect();
+    try {
+      await migrate(client, resolved.schema, loadMigrations());
+    } finally {
+      client.release();
+    }
+  } catch (error) {
+    await db.close();
+    throw error;
+  }
+  const wakeups = new PostgresWakeups(db);
+  let closing: Promise<void> | undefined;
+  return {
+    events: new PostgresEventStore(db, resolved.maxPayloadBytes),
+    snapshots: new PostgresSnapshotStore(db),
+    timers: new PostgresTimerStore(db),
+    leases: new PostgresLeaseStore(db),
+    wakeups,
+    schema: resolved.schema,
+    close() {
+      closing ??= Promise.all([wakeups.close(), db.close()]).then(() => undefined);
+      return closing;
+    },
+  };
+}

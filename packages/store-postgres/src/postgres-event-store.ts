@@ -1,0 +1,104 @@
+/** {@link EventStore} on PostgreSQL: every call is one statement on a pooled connection. */
+import {
+  type AppendRequest,
+  type AppendResult,
+  decodeCursor,
+  type EventStore,
+  type ExecutionPage,
+  type ExecutionSummary,
+  encodeCursor,
+  type ListExecutionsQuery,
+  StorageWriteError,
+  type StoredEvent,
+} from '@skein/workflow-runtime';
+import { appendEvents } from './append.js';
+import type { Database, Query } from './database.js';
+import { NulInTextError, StoreClosedError } from './errors.js';
+import {
+  listAll,
+  listByStatus,
+  listByWorkflow,
+  listByWorkflowAndStatus,
+  nextFence,
+  selectEvents,
+  selectExecution,
+  selectFence,
+} from './event-queries.js';
+import { PerKeyQueue } from './per-key-queue.js';
+
+/**
+ * The event log in PostgreSQL. An append is one round trip: the checks, the inserts and the
+ * head update are one statement (see `adr/0006-postgres-one-statement-append.md`). Appends of
+ * different executions run side by side on the pool, each with its own outcome (L4); appends of
+ * one execution apply in the order they were submitted.
+ */
+export class PostgresEventStore implements EventStore {
+  private readonly ordered = new PerKeyQueue();
+
+  /**
+   * @param db the shared pool, with the schema migrated (see `openPostgresStores`).
+   * @param maxPayloadBytes per-event payload limit in UTF-8 bytes.
+   */
+  constructor(
+    private readonly db: Database,
+    private readonly maxPayloadBytes: number,
+  ) {}
+
+  append(request: AppendRequest): Promise<AppendResult> {
+    return this.ordered.run(String(request.executionId), () =>
+      appendEvents(this.db, request, this.maxPayloadBytes),
+    );
+  }
+
+  async read(executionId: string, fromSeq = 0, limit = Number.POSITIVE_INFINITY): Promise<StoredEvent[]> {
+    if (hasNul(executionId)) return [];
+    const query = selectEvents(executionId, fromSeq, Number.isFinite(limit) ? limit : null);
+    return (await this.db.query<StoredEvent>('read', query)).rows;
+  }
+
+  async acquireFence(executionId: string): Promise<number> {
+    if (hasNul(executionId)) throw new NulInTextError(executionId, 'the execution id');
+    try {
+      return (await this.db.query<{ fence: number }>('acquireFence', nextFence(executionId))).rows[0]!.fence;
+    } catch (error) {
+      if (error instanceof StoreClosedError) throw error;
+      throw new StorageWriteError(executionId, { cause: error });
+    }
+  }
+
+  async currentFence(executionId: string): Promise<number> {
+    if (hasNul(executionId)) return 0;
+    const rows = (await this.db.query<{ fence: number }>('currentFence', selectFence(executionId))).rows;
+    return rows[0]?.fence ?? 0;
+  }
+
+  async getExecution(executionId: string): Promise<ExecutionSummary | null> {
+    if (hasNul(executionId)) return null;
+    const rows = (await this.db.query<ExecutionSummary>('getExecution', selectExecution(executionId))).rows;
+    return rows[0] ?? null;
+  }
+
+  async listExecutions(query: ListExecutionsQuery = {}): Promise<ExecutionPage> {
+    const limit = query.limit ?? 100;
+    const after = query.cursor === undefined ? '' : decodeCursor(query.cursor);
+    const rows = (await this.db.query<ExecutionSummary>('listExecutions', pageQuery(query, after, limit + 1)))
+      .rows;
+    if (rows.length <= limit) return { items: rows };
+    const items = rows.slice(0, limit);
+    return { items, nextCursor: encodeCursor(items[items.length - 1]!.executionId) };
+  }
+}
+
+/** The indexed query for one filter shape. */
+function pageQuery({ status, workflow }: ListExecutionsQuery, after: string, n: number): Query {
+  if (status === undefined)
+    return workflow === undefined ? listAll(after, n) : listByWorkflow(workflow, after, n);
+  return workflow === undefined
+    ? listByStatus(status, after, n)
+    : listByWorkflowAndStatus(workflow, status, after, n);
+}
+
+/** No id holding U+0000 can exist in PostgreSQL `text`, so lookups of one find nothing. */
+function hasNul(text: string): boolean {
+  return text.includes('\u0000');
+}

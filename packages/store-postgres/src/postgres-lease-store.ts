@@ -1,0 +1,81 @@
+/** {@link LeaseStore} on PostgreSQL; every operation is one statement, atomic across processes. */
+import type { Lease, LeaseStore } from '@skein/workflow-runtime';
+import type { Database, Query } from './database.js';
+
+/** Leases in PostgreSQL; time always comes from the caller, as in `MemoryLeaseStore`. */
+export class PostgresLeaseStore implements LeaseStore {
+  /** @param db the shared pool, with the schema migrated (see `openPostgresStores`). */
+  constructor(private readonly db: Database) {}
+
+  async claim(key: string, owner: string, ttlMs: number, now: number): Promise<Lease | null> {
+    return (
+      (await this.db.query<Lease>('leases.claim', claimLease(key, owner, now + ttlMs, now))).rows[0] ?? null
+    );
+  }
+
+  async renew(key: string, owner: string, ttlMs: number, now: number): Promise<Lease | null> {
+    return (await this.db.query<Lease>('leases.renew', renewLease(key, owner, now + ttlMs))).rows[0] ?? null;
+  }
+
+  async release(key: string, owner: string): Promise<boolean> {
+    return ((await this.db.query('leases.release', releaseLease(key, owner))).rowCount ?? 0) > 0;
+  }
+
+  async get(key: string): Promise<Lease | null> {
+    return (await this.db.query<Lease>('leases.get', selectLease(key))).rows[0] ?? null;
+  }
+
+  async listExpired(now: number, limit: number): Promise<Lease[]> {
+    return (await this.db.query<Lease>('leases.listExpired', selectExpiredLeases(now, limit))).rows;
+  }
+}
+
+const LEASE_COLUMNS = 'key, owner, expires_at AS "expiresAt"';
+
+/** Take a lease that is free, expired or already ours. */
+function claimLease(key: string, owner: string, expiresAt: number, now: number): Query {
+  return {
+    name: 'skein_claim_lease',
+    text:
+      'INSERT INTO skein_leases AS l (key, owner, expires_at) VALUES ($1, $2, $3) ON CONFLICT (key) DO UPDATE ' +
+      'SET owner = excluded.owner, expires_at = excluded.expires_at ' +
+      `WHERE l.owner = excluded.owner OR l.expires_at <= $4 RETURNING ${LEASE_COLUMNS}`,
+    values: [key, owner, expiresAt, now],
+  };
+}
+
+/** Extend a lease we still hold. */
+function renewLease(key: string, owner: string, expiresAt: number): Query {
+  return {
+    name: 'skein_renew_lease',
+    text: `UPDATE skein_leases SET expires_at = $3 WHERE key = $1 AND owner = $2 RETURNING ${LEASE_COLUMNS}`,
+    values: [key, owner, expiresAt],
+  };
+}
+
+/** Drop a lease we hold. */
+function releaseLease(key: string, owner: string): Query {
+  return {
+    name: 'skein_release_lease',
+    text: 'DELETE FROM skein_leases WHERE key = $1 AND owner = $2',
+    values: [key, owner],
+  };
+}
+
+/** One lease by key. */
+function selectLease(key: string): Query {
+  return {
+    name: 'skein_select_lease',
+    text: `SELECT ${LEASE_COLUMNS} FROM skein_leases WHERE key = $1`,
+    values: [key],
+  };
+}
+
+/** Leases expired at `now`, soonest expired first. */
+function selectExpiredLeases(now: number, limit: number): Query {
+  return {
+    name: 'skein_select_expired_leases',
+    text: `SELECT ${LEASE_COLUMNS} FROM skein_leases WHERE expires_at <= $1 ORDER BY expires_at, key LIMIT $2`,
+    values: [now, limit],
+  };
+}

@@ -1,0 +1,14 @@
+/** The PostgreSQL stores pass every conformance suite against a real server, one schema per test. */
+import { eventStoreSuite, leaseStoreSuite, snapshotStoreSuite, timerStoreSuite } from '@skein/conformance';
+import { openTestStores, whenPostgres } from './support/pg.js';
+
+whenPostgres(() => {
+  eventStoreSuite({
+    name: 'postgres',
+    open: () => openTestStores(),
+    unsupported: { nulInText: 'PostgreSQL text cannot hold U+0000; refused with NulInTextError' },
+  });
+  snapshotStoreSuite({ name: 'postgres', open: () => openTestStores() });
+  timerStoreSuite({ name: 'postgres', open: () => openTestStores() });
+  leaseStoreSuite({ name: 'postgres', open: () => openTestStores() });
+});

@@ -1,0 +1,74 @@
+/**
+ * PostgreSQL for the tests: the server at `SKEIN_PG_URL` (default: the local one), a fresh
+ * schema per opened store that is dropped on close, and a loud skip when no server answers
+ * (a failure under `CI=true`).
+ */
+import { openPostgresStores, type PostgresStores, type PostgresStoresOptions } from '@skein/store-postgres';
+import pg from 'pg';
+import { it } from 'vitest';
+
+/** The server the tests use. */
+export const PG_URL = process.env.SKEIN_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+async function probe(): Promise<unknown> {
+  const client = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 3000 });
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+    return undefined;
+  } catch (error) {
+    return error;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+const unreachable = await probe();
+if (unreachable !== undefined) {
+  const reason = unreachable instanceof Error ? unreachable.message : String(unreachable);
+  if (process.env.CI === 'true') throw new Error(`PostgreSQL is not reachable at ${PG_URL}: ${reason}`);
+  console.warn(`\n!!! PostgreSQL is NOT reachable at ${PG_URL} (${reason}): its tests are SKIPPED !!!\n`);
+}
+
+/** True when a server answered. */
+export const pgReachable = unreachable === undefined;
+
+/** Register `register`'s tests when a server answers, otherwise one skipped test that says why. */
+export function whenPostgres(register: () => void): void {
+  if (pgReachable) register();
+  else it.skip(`PostgreSQL is not reachable at ${PG_URL}`, () => {});
+}
+
+let counter = 0;
+
+/** A schema name no other test (in any process) uses. */
+export function freshSchema(): string {
+  counter += 1;
+  return `skein_test_${process.pid}_${counter}_${Math.random().toString(36).slice(2, 8)}`;
+}
+
+/** Drop `schema` and everything in it. */
+export async function dropSchema(schema: string): Promise<void> {
+  const client = new pg.Client({ connectionString: PG_URL });
+  await client.connect();
+  try {
+    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Stores on a fresh schema; `close()` also drops the schema. */
+export async function openTestStores(
+  options: Omit<PostgresStoresOptions, 'url' | 'schema'> & { schema?: string } = {},
+): Promise<PostgresStores> {
+  const schema = options.schema ?? freshSchema();
+  const stores = await openPostgresStores({ poolSize: 4, ...options, url: PG_URL, schema });
+  const close = stores.close.bind(stores);
+  return Object.assign(stores, {
+    async close() {
+      await close();
+      await dropSchema(schema);
+    },
+  });
+}
