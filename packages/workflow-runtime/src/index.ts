@@ -63,6 +63,14 @@ export {
   MemoryTimerStore,
   openMemoryStores,
 } from './memory/index.js';
+export {
+  type AbandonedPredicate,
+  type RecoverAbandonedOptions,
+  type RecoverableRuntime,
+  type RecoveryReport,
+  recoverAbandoned,
+  walkExecutions,
+} from './recover-abandoned.js';
 export { type ResolvedRetryPolicy, type RetryPolicy, resolveRetryPolicy, retryDelay } from './retry.js';
 export {
   createRuntime,
@@ -90,6 +98,7 @@ export type {
   Timer,
   TimerStore,
 } from './spi.js';
+export { TenantScopedEventStore } from './tenant-scoped-event-store.js';
 export {
   type AnyWorkflow,
   defineWorkflow,
