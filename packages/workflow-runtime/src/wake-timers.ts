@@ -20,7 +20,10 @@ export class WakeTimers {
     const timer = setTimeout(
       () => {
         this.timers.delete(executionId);
-        if (delay > MAX_DELAY) return this.set(executionId, at);
+        // Re-arm a wait longer than setTimeout allows, and a timer that fired before the clock
+        // reached `at` (setTimeout may run a millisecond early): a wake-up then would find
+        // nothing due, and the execution would never be woken in-process.
+        if (delay > MAX_DELAY || this.clock() < at) return this.set(executionId, at);
         this.wake(executionId).catch((error) => this.onError(error, `wake-up of execution "${executionId}"`));
       },
       Math.min(delay, MAX_DELAY),
