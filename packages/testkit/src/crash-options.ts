@@ -1,0 +1,69 @@
+/** Options of the crash runner, their defaults, and their validation. */
+import { type AnyWorkflow, openMemoryStores, parseWith, type Stores } from '@skein/workflow-runtime';
+import { z } from 'zod';
+import type { Effects } from './effects.js';
+import { DEFAULT_CLOCK_START } from './virtual-clock.js';
+
+/** A workflow definition, or a factory that gets a fresh {@link Effects} counter for every run. */
+export type WorkflowUnderTest = AnyWorkflow | ((effects: Effects) => AnyWorkflow);
+
+/** Options of `crashAtEveryWrite`, `crashAt` and `referenceRun`. */
+export interface CrashTestOptions {
+  /** Id of the execution under test (default: `crash-test`). */
+  executionId?: string;
+  /** Fresh, empty stores for each run; the kit closes them (default: `openMemoryStores()`). */
+  openStores?: () => Stores | Promise<Stores>;
+  /** The runtimes' `snapshotEvery`; small, so crashes hit snapshot writes too (default: 3). */
+  snapshotEvery?: number;
+  /** Crash before the write (not applied), after it (applied, unseen), or both (default: both). */
+  when?: readonly ('before' | 'after')[];
+  /** Most `execute`/`wake` calls one drive may make before it counts as stuck (default: 50). */
+  maxCalls?: number;
+  /** The virtual clock's first reading in every run (default: 1_700_000_000_000). */
+  clockStart?: number;
+  /** How far the clock jumps when a wake finds its timers claimed by the dead attempt (default: 30_000, the runtime's claim TTL). */
+  claimLapseMs?: number;
+}
+
+/** {@link CrashTestOptions} with every default filled in. */
+export interface ResolvedCrashOptions {
+  executionId: string;
+  openStores: () => Stores | Promise<Stores>;
+  snapshotEvery: number;
+  when: readonly ('before' | 'after')[];
+  maxCalls: number;
+  clockStart: number;
+  claimLapseMs: number;
+}
+
+const isFunction = (value: unknown) => typeof value === 'function';
+const optionsSchema = z.object({
+  executionId: z.string().min(1).default('crash-test'),
+  openStores: z.custom<() => Stores>(isFunction, 'expected a function').default(() => openMemoryStores),
+  snapshotEvery: z.number().int().nonnegative().default(3),
+  when: z
+    .array(z.enum(['before', 'after']))
+    .min(1)
+    .default(['before', 'after']),
+  maxCalls: z.number().int().positive().default(50),
+  clockStart: z.number().int().nonnegative().default(DEFAULT_CLOCK_START),
+  claimLapseMs: z.number().int().positive().default(30_000),
+});
+
+const workflowSchema = z.union([
+  z.custom<(effects: Effects) => AnyWorkflow>(isFunction, 'expected a function'),
+  z
+    .object({ name: z.string(), version: z.number(), run: z.custom(isFunction, 'expected a function') })
+    .loose(),
+]);
+
+/** Validate and fill in the options; a bad option is refused before anything runs. */
+export function resolveOptions(options: CrashTestOptions = {}): ResolvedCrashOptions {
+  return parseWith(optionsSchema, options, 'crash test options', 'options') as ResolvedCrashOptions;
+}
+
+/** The definition to run, built with `effects` when the workflow under test is a factory. */
+export function instantiate(workflow: WorkflowUnderTest, effects: Effects): AnyWorkflow {
+  parseWith(workflowSchema, workflow, 'workflow under test', 'workflow');
+  return typeof workflow === 'function' ? workflow(effects) : workflow;
+}

@@ -1,0 +1,36 @@
+/**
+ * @skein/testkit: the property-test harness for Skein workflows. A fault-injecting store
+ * wrapper, a virtual clock, a runner that crashes an execution at every write and recovers it,
+ * and the log invariant checker.
+ */
+export type { CrashTestOptions, WorkflowUnderTest } from './crash-options.js';
+export {
+  type CrashAtOptions,
+  type CrashOutcome,
+  type CrashReport,
+  crashAt,
+  crashAtEveryWrite,
+  type Reference,
+  referenceRun,
+} from './crash-runner.js';
+export { type EffectPhase, type EffectRecord, Effects } from './effects.js';
+export {
+  CrashInvariantError,
+  type CrashPoint,
+  InjectedFaultError,
+  InvariantViolationError,
+  SimulatedCrashError,
+  type Violation,
+  type WriteRef,
+} from './errors.js';
+export {
+  type FaultKind,
+  type FaultPlan,
+  type FaultyStores,
+  faultyStore,
+  type WriteInfo,
+  type WriteOp,
+  WriteOps,
+} from './faulty-store.js';
+export { assertInvariants, checkLog, checkSnapshots, type LogEntry } from './invariants.js';
+export { DEFAULT_CLOCK_START, VirtualClock } from './virtual-clock.js';
