@@ -33,12 +33,12 @@ function withSnapshots(stores: Stores, snapshots: SnapshotStore, events = stores
   return { events, snapshots, timers: stores.timers, leases: stores.leases, close: () => undefined };
 }
 
-const STEPS = 60;
+const STEPS = 100;
 
 describe.each(backings)('snapshots (%s store)', (_, open) => {
   const h = harness(open);
 
-  /** 60 steps (2 events each) plus recorded values, a patch, a zero sleep and a retried step: 130+ events. */
+  /** 100 steps (2 events each) plus recorded values, a patch, a zero sleep and a retried step: 200+ events. */
   function long() {
     const runs = new Map<string, number>();
     const workflow = defineWorkflow({
