@@ -306,6 +306,36 @@ describe.each(backings)('log invariants (%s store)', (_, open) => {
     });
   });
 
+  describe('L7: a workflow output the log cannot hold fails the execution; EXECUTION_COMPLETED is never written', () => {
+    test.each([
+      [
+        'oversized',
+        () => 'y'.repeat(5_000),
+        'PayloadTooLargeError',
+        /workflow output is \d+ bytes encoded, over the limit of 1000/,
+      ],
+      [
+        'non-serializable',
+        () => ({ at: new URL('https://example.com') }),
+        'SerializationError',
+        /\$\.at.*URL/,
+      ],
+    ] as const)('%s output', async (_kind, produce, errorName, message) => {
+      const { stores } = h.open();
+      const greedy = defineWorkflow({ name: 'greedy', input: z.null(), run: async () => produce() });
+      const runtime = h.runtime({ stores, workflows: [greedy], maxPayloadBytes: 1_000 });
+      const failure = await (await runtime.start(greedy, null, { executionId: 'greedy' }))
+        .result()
+        .catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(ExecutionFailedError);
+      const log = await runtime.history('greedy');
+      expect(types(log)).toEqual(['EXECUTION_STARTED', 'EXECUTION_FAILED']);
+      const recorded = payloadOf<{ error: Error }>(log[1]).error;
+      expect(recorded.name).toBe(errorName);
+      expect(recorded.message).toMatch(message);
+    });
+  });
+
   describe('L2: racing starts', () => {
     test('N runtimes start one id at once: one EXECUTION_STARTED, the effect runs once, every caller gets the output', async () => {
       const backing = h.open();
@@ -369,6 +399,34 @@ describe.each(backings)('log invariants (%s store)', (_, open) => {
           1,
         );
       }
+    });
+
+    test('racing starts of two workflows on one id: one wins, the other gets ExecutionAlreadyExistsError and runs nothing', async () => {
+      const backing = h.open();
+      const ran: string[] = [];
+      const make = (name: string) =>
+        defineWorkflow({
+          name,
+          input: z.null(),
+          run: (ctx) => ctx.step('effect', () => ran.push(name)),
+        });
+      const [left, right] = [make('left'), make('right')];
+      const a = h.runtime({ stores: backing.reopen(), workflows: [left, right] });
+      const b = h.runtime({ stores: backing.reopen(), workflows: [left, right] });
+      const outcomes = await Promise.allSettled([
+        a.start(left, null, { executionId: 'contested' }),
+        b.start(right, null, { executionId: 'contested' }),
+      ]);
+      const won = outcomes.findIndex((outcome) => outcome.status === 'fulfilled');
+      const lost = outcomes.find((outcome) => outcome.status === 'rejected');
+      expect(outcomes.filter((outcome) => outcome.status === 'fulfilled')).toHaveLength(1);
+      expect(lost?.reason).toBeInstanceOf(ExecutionAlreadyExistsError);
+      const winner = won === 0 ? 'left' : 'right';
+      await a.result('contested');
+      expect(ran).toEqual([winner]);
+      const log = await a.history('contested');
+      expect(payloadOf<{ workflow: string }>(log[0]).workflow).toBe(winner);
+      expect(types(log).filter((t) => t === 'EXECUTION_STARTED')).toHaveLength(1);
     });
 
     test('starting an existing id of another workflow throws ExecutionAlreadyExistsError and writes nothing', async () => {
