@@ -1,0 +1,42 @@
+/**
+ * Errors of the local worker runtime and the supervisor: a stable `code`, `name` set,
+ * structured fields, the original kept as `cause`.
+ */
+import { SkeinError } from '@skein/workflow-runtime';
+
+/** A supervisor tick failed as a whole (an infrastructure error, e.g. listing failed); it runs again later. */
+export class SupervisorTickError extends SkeinError {
+  constructor(
+    /** The part of the tick that failed, e.g. `list pending executions`. */
+    readonly phase: string,
+    /** Per-execution errors collected before the tick failed. */
+    readonly errors: readonly [executionId: string, error: unknown][],
+    options?: { cause?: unknown },
+  ) {
+    const detail = options?.cause instanceof Error ? `: ${options.cause.message}` : '';
+    super(
+      'SUPERVISOR_TICK_FAILED',
+      `supervisor tick failed at "${phase}"${detail}; it runs again later`,
+      options,
+    );
+  }
+}
+
+/** A worker lease was used with a package of another execution. */
+export class LeaseMismatchError extends SkeinError {
+  constructor(
+    readonly executionId: string,
+    readonly leaseExecutionId: string,
+  ) {
+    super(
+      'LEASE_MISMATCH',
+      `execution "${executionId}": the worker lease was allocated for execution "${leaseExecutionId}"`,
+    );
+  }
+}
+
+/** Stable codes of the errors above. */
+export const LocalErrorCodes = {
+  SupervisorTickFailed: 'SUPERVISOR_TICK_FAILED',
+  LeaseMismatch: 'LEASE_MISMATCH',
+} as const;

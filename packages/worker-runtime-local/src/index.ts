@@ -1,0 +1,11 @@
+/**
+ * @skein/worker-runtime-local: the in-process worker runtime, the dispatchers and the
+ * durable `Supervisor` (timers, lease expiry, recovery, dead-letter).
+ */
+export { CircuitBreaker, type CircuitOptions, type CircuitState } from './circuit-breaker.js';
+export { LeaseMismatchError, LocalErrorCodes, SupervisorTickError } from './errors.js';
+export { type LeaseExpiredOptions, leaseExpired } from './lease-expired.js';
+export { LocalDispatcher, type LocalDispatcherOptions } from './local-dispatcher.js';
+export { LocalWorkerRuntime, type LocalWorkerRuntimeOptions } from './local-worker-runtime.js';
+export { SupervisingDispatcher, type SupervisingDispatcherOptions } from './supervising-dispatcher.js';
+export { Supervisor, type SupervisorOptions, type TickReport } from './supervisor.js';

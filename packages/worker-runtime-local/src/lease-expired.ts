@@ -1,0 +1,42 @@
+/** The ready predicate for `recoverAbandoned`: an execution whose lease expired (adr/0005). */
+import {
+  type AbandonedPredicate,
+  DEFAULT_LEASE_TTL_MS,
+  type ExecutionSummary,
+  executionLeaseKey,
+  type Stores,
+} from '@skein/workflow-runtime';
+
+/** Options of {@link leaseExpired}. */
+export interface LeaseExpiredOptions {
+  /**
+   * For an execution with no lease row: abandoned once its newest event is older than this
+   * (default: 30 000, the runtime's default lease TTL).
+   */
+  ttlMs?: number;
+  /** Milliseconds since the epoch (default: `Date.now`). */
+  clock?: () => number;
+}
+
+/**
+ * True for an execution whose owner stopped renewing its lease: the lease row expired, or
+ * there is no row and the newest event is older than `ttlMs` (a runtime with leases off, or
+ * a crash between seq 0 and the lease claim). Share the store only with runtimes that keep
+ * leases, or a leases-off runtime's step longer than `ttlMs` is taken over (adr/0005).
+ * @example
+ * await recoverAbandoned(runtime, { isAbandoned: leaseExpired(stores) });
+ */
+export function leaseExpired(
+  stores: Pick<Stores, 'leases'>,
+  options: LeaseExpiredOptions = {},
+): AbandonedPredicate {
+  const ttlMs = options.ttlMs ?? DEFAULT_LEASE_TTL_MS;
+  const clock = options.clock ?? Date.now;
+  if (!Number.isFinite(ttlMs) || ttlMs <= 0)
+    throw new RangeError(`leaseExpired: ttlMs must be > 0, got ${ttlMs}`);
+  return async (execution: ExecutionSummary) => {
+    const lease = await stores.leases.get(executionLeaseKey(execution.executionId));
+    const now = clock();
+    return lease === null ? now - execution.updatedAt > ttlMs : lease.expiresAt <= now;
+  };
+}

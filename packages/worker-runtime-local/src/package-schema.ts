@@ -1,0 +1,22 @@
+/** Validation of what callers hand the dispatchers and workers (L7: refused before anything is written). */
+import type { ExecutionPackage } from '@skein/worker-runtime';
+import { MAX_EXECUTION_ID_LENGTH, parseWith } from '@skein/workflow-runtime';
+import { z } from 'zod';
+
+const packageSchema = z.object({
+  executionId: z.string().min(1).max(MAX_EXECUTION_ID_LENGTH),
+  workflow: z.string().min(1),
+  input: z.unknown(),
+  version: z.number().int().positive().optional(),
+  startOnly: z.boolean().optional(),
+});
+
+/** The package, checked; throws `InvalidInputError` naming each bad field. */
+export function parsePackage(pkg: ExecutionPackage, where: string): ExecutionPackage {
+  return parseWith(packageSchema, pkg, where, 'package');
+}
+
+/** Options checked against `schema`; throws `InvalidInputError` naming each bad field. */
+export function parseOptions<T>(schema: z.ZodType<T>, options: unknown, where: string): T {
+  return parseWith(schema, options, where, 'options');
+}

@@ -1,0 +1,313 @@
+/**
+ * The supervisor: the maintenance tick of durable supervision (DESIGN §5). Run one on every
+ * node. Each tick, every node claims unowned `pending` executions (up to its concurrency);
+ * the leader (one node at a time, by a leader lease) also dead-letters poison work, fires due
+ * timers and recovers executions whose lease expired (adr/0005).
+ */
+import {
+  executionLeaseKey,
+  InvalidInputError,
+  type Runtime,
+  type Stores,
+  walkExecutions,
+} from '@skein/workflow-runtime';
+import { SupervisorTickError } from './errors.js';
+import { leaseExpired } from './lease-expired.js';
+import { deadLetterReason, TickFailures } from './tick-failures.js';
+
+/** Options of {@link Supervisor}. */
+export interface SupervisorOptions {
+  /** The runtime that runs the work; it must keep leases (`createRuntime({ lease: { ttlMs } })`). */
+  runtime: Runtime;
+  /** The stores of `runtime`. */
+  stores: Stores;
+  /** TTL of the leader lease and of this node's execution claims (default: the runtime's lease TTL). */
+  leaseTtlMs?: number;
+  /** Pause between ticks of `start()`; must be below `leaseTtlMs` (default: 1 000). */
+  tickIntervalMs?: number;
+  /** Executions this node runs at once from claims, and timers/recoveries per tick (default: 10). */
+  concurrency?: number;
+  /** Dead-letter an execution whose tick work keeps failing for longer than this (default: 300 000, 5 min). */
+  tickFailureDeadlineMs?: number;
+  /** Milliseconds since the epoch, for leases and the dead-letter deadline (default: `Date.now`). */
+  clock?: () => number;
+  /** Key of the leader lease (default: `supervisor:leader`). */
+  leaderKey?: string;
+  /** Where `start()` reports tick errors (default: `console.error`). */
+  onError?: (error: unknown, context: string) => void;
+}
+
+/** What one tick did. Errors of work started by an earlier tick are reported by the next. */
+export interface TickReport {
+  /** Whether this node held the leader lease and ran the leader's work. */
+  leader: boolean;
+  /** Pending executions this node claimed and started. */
+  claimed: string[];
+  /** Executions whose lease expired, taken over. */
+  recovered: string[];
+  /** Due timers claimed and handed to `runtime.wake`. */
+  timersFired: number;
+  /** Executions dead-lettered for failing past `tickFailureDeadlineMs`. */
+  deadLettered: string[];
+  /** Per-execution errors; each execution's failure did not stop the tick. */
+  errors: [executionId: string, error: unknown][];
+}
+
+/**
+ * Durable supervision of every execution in `stores`.
+ * @example
+ * const runtime = createRuntime({ stores, workflows, lease: { ttlMs: 10_000 } });
+ * const supervisor = new Supervisor({ runtime, stores, leaseTtlMs: 10_000, tickIntervalMs: 1_000 });
+ * supervisor.start();
+ * // ...
+ * await supervisor.stop();
+ */
+export class Supervisor {
+  private readonly runtime: Runtime;
+  private readonly stores: Stores;
+  private readonly ttlMs: number;
+  private readonly intervalMs: number;
+  private readonly concurrency: number;
+  private readonly deadlineMs: number;
+  private readonly clock: () => number;
+  private readonly leaderKey: string;
+  private readonly owner: string;
+  private readonly onError: (error: unknown, context: string) => void;
+  private readonly inFlight = new Map<string, Promise<void>>();
+  private readonly failures = new TickFailures();
+  private settledErrors: [string, unknown][] = [];
+  private loop: Promise<void> | undefined;
+  private wakeLoop: (() => void) | undefined;
+  private stopping = false;
+
+  constructor(options: SupervisorOptions) {
+    this.runtime = options.runtime;
+    this.stores = options.stores;
+    this.ttlMs = options.leaseTtlMs ?? options.runtime?.leaseTtlMs ?? 0;
+    this.intervalMs = options.tickIntervalMs ?? 1_000;
+    this.concurrency = options.concurrency ?? 10;
+    this.deadlineMs = options.tickFailureDeadlineMs ?? 300_000;
+    this.clock = options.clock ?? Date.now;
+    this.leaderKey = options.leaderKey ?? 'supervisor:leader';
+    this.onError = options.onError ?? ((error, context) => console.error(`skein: ${context}:`, error));
+    validate({
+      runtime: this.runtime,
+      ttlMs: this.ttlMs,
+      intervalMs: this.intervalMs,
+      concurrency: this.concurrency,
+      deadlineMs: this.deadlineMs,
+    });
+    this.owner = this.runtime.leaseOwner;
+  }
+
+  /** Run one tick; see {@link TickReport}. Rejects with `SupervisorTickError` when the tick fails as a whole. */
+  async tick(): Promise<TickReport> {
+    const report: TickReport = {
+      leader: false,
+      claimed: [],
+      recovered: [],
+      timersFired: 0,
+      deadLettered: [],
+      errors: this.settledErrors.splice(0),
+    };
+    report.leader = await this.phase('claim the leader lease', report, () => this.lead());
+    if (report.leader)
+      await this.phase('dead-letter failing executions', report, () => this.deadLetter(report));
+    await this.phase('list pending executions', report, () => this.claimPending(report));
+    if (!report.leader) return report;
+    await this.phase('claim due timers', report, () => this.fireTimers(report));
+    await this.phase('list running executions', report, () => this.recoverExpired(report));
+    return report;
+  }
+
+  /** Tick every `tickIntervalMs` until `stop()`; tick errors go to `onError`. */
+  start(): void {
+    if (this.loop !== undefined) return;
+    this.stopping = false;
+    this.loop = this.run();
+  }
+
+  /** Stop ticking, wait for the work in flight, and give up the leader lease. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.wakeLoop?.();
+    await this.loop;
+    this.loop = undefined;
+    await this.idle();
+    await this.stores.leases.release(this.leaderKey, this.owner);
+  }
+
+  /** Resolves once no work this supervisor started is in flight. */
+  async idle(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight.values()]);
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopping) {
+      try {
+        const report = await this.tick();
+        for (const [id, error] of report.errors) this.onError(error, `supervisor tick: execution "${id}"`);
+      } catch (error) {
+        this.onError(error, 'supervisor tick');
+      }
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, this.intervalMs);
+        this.wakeLoop = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    }
+  }
+
+  /** Run a part of the tick; a throw there fails the whole tick. */
+  private async phase<T>(name: string, report: TickReport, part: () => Promise<T>): Promise<T> {
+    try {
+      return await part();
+    } catch (error) {
+      throw new SupervisorTickError(name, report.errors, { cause: error });
+    }
+  }
+
+  private async lead(): Promise<boolean> {
+    return (await this.stores.leases.claim(this.leaderKey, this.owner, this.ttlMs, this.clock())) !== null;
+  }
+
+  private async deadLetter(report: TickReport): Promise<void> {
+    for (const [id, failure] of this.failures.overdue(this.clock(), this.deadlineMs)) {
+      if (this.inFlight.has(id)) continue;
+      try {
+        await this.runtime.deadLetter(id, deadLetterReason(id, failure, this.deadlineMs));
+        this.failures.clear(id);
+        report.deadLettered.push(id);
+      } catch (error) {
+        report.errors.push([id, error]);
+      }
+    }
+  }
+
+  private async claimPending(report: TickReport): Promise<void> {
+    for await (const summary of walkExecutions(this.stores.events, ['pending'])) {
+      if (this.inFlight.size >= this.concurrency) return;
+      const { executionId: id, workflow } = summary;
+      if (this.inFlight.has(id)) continue;
+      const claimed = await this.attempt(id, 'claim', report, () => this.claim(id, 'pending'));
+      if (claimed !== true) continue;
+      this.launch(id, 'run of a claimed pending execution', () =>
+        this.runtime.execute({ executionId: id, workflow }),
+      );
+      report.claimed.push(id);
+    }
+  }
+
+  private async fireTimers(report: TickReport): Promise<void> {
+    const now = this.clock();
+    const due = await this.stores.timers.claimDue({
+      now,
+      limit: this.concurrency,
+      owner: this.owner,
+      claimTtlMs: this.ttlMs,
+    });
+    report.timersFired = due.length;
+    for (const id of new Set(due.map((timer) => timer.executionId))) {
+      if (this.inFlight.has(id)) continue;
+      this.launch(id, 'wake-up for a due timer', () => this.runtime.wake(id, { claimed: true }), false);
+    }
+  }
+
+  private async recoverExpired(report: TickReport): Promise<void> {
+    const expired = leaseExpired(this.stores, { ttlMs: this.ttlMs, clock: this.clock });
+    for await (const summary of walkExecutions(this.stores.events, ['running'])) {
+      if (report.recovered.length >= this.concurrency) return;
+      const { executionId: id, workflow } = summary;
+      if (this.inFlight.has(id)) continue;
+      const taken = await this.attempt(id, 'recovery', report, async () => {
+        if (!(await expired(summary))) return false;
+        return this.claim(id, 'running', summary.sequence);
+      });
+      if (taken !== true) continue;
+      this.launch(id, 'recovery of an expired lease', () =>
+        this.runtime.execute({ executionId: id, workflow }),
+      );
+      report.recovered.push(id);
+    }
+  }
+
+  /**
+   * Take the execution's lease, then re-read it right before acting: still in `status` (and at
+   * `sequence`, when given)? Otherwise give the lease back. True when this node owns the work.
+   */
+  private async claim(id: string, status: 'pending' | 'running', sequence?: number): Promise<boolean> {
+    const key = executionLeaseKey(id);
+    if ((await this.stores.leases.claim(key, this.owner, this.ttlMs, this.clock())) === null) return false;
+    const fresh = await this.stores.events.getExecution(id);
+    if (fresh?.status === status && (sequence === undefined || fresh.sequence === sequence)) return true;
+    await this.stores.leases.release(key, this.owner);
+    return false;
+  }
+
+  /** Per-execution work of the tick itself: a throw is collected, never fails the tick. */
+  private async attempt<T>(
+    id: string,
+    phase: string,
+    report: TickReport,
+    work: () => Promise<T>,
+  ): Promise<T | undefined> {
+    try {
+      return await work();
+    } catch (error) {
+      this.failures.record(id, phase, error, this.clock());
+      report.errors.push([id, error]);
+      return undefined;
+    }
+  }
+
+  /** Run the work in the background; its failure is kept for the next tick's report and deadline. */
+  private launch(id: string, phase: string, work: () => Promise<unknown>, holdsLease = true): void {
+    const done = (async () => {
+      try {
+        await work();
+        this.failures.clear(id);
+      } catch (error) {
+        this.failures.record(id, phase, error, this.clock());
+        this.settledErrors.push([id, error]);
+      } finally {
+        if (holdsLease) await this.releaseClaim(id);
+        this.inFlight.delete(id);
+      }
+    })();
+    this.inFlight.set(id, done);
+  }
+
+  /** The run ended or suspended (its own lease is released by the runtime): drop our claim too. */
+  private async releaseClaim(id: string): Promise<void> {
+    try {
+      await this.stores.leases.release(executionLeaseKey(id), this.owner);
+    } catch (error) {
+      this.settledErrors.push([id, error]);
+    }
+  }
+}
+
+function validate(s: {
+  runtime: Runtime;
+  ttlMs: number;
+  intervalMs: number;
+  concurrency: number;
+  deadlineMs: number;
+}): void {
+  const issues: { path: string; message: string }[] = [];
+  if (s.runtime?.leaseTtlMs === undefined)
+    issues.push({
+      path: 'runtime',
+      message: 'must keep execution leases: create it with createRuntime({ lease: { ttlMs } })',
+    });
+  if (!(s.ttlMs > 0)) issues.push({ path: 'leaseTtlMs', message: `must be > 0, got ${s.ttlMs}` });
+  if (!(s.intervalMs > 0 && s.intervalMs < s.ttlMs))
+    issues.push({ path: 'tickIntervalMs', message: `must be > 0 and below leaseTtlMs, got ${s.intervalMs}` });
+  if (!Number.isInteger(s.concurrency) || s.concurrency < 1)
+    issues.push({ path: 'concurrency', message: `must be an integer >= 1, got ${s.concurrency}` });
+  if (!(s.deadlineMs > 0))
+    issues.push({ path: 'tickFailureDeadlineMs', message: `must be > 0, got ${s.deadlineMs}` });
+  if (issues.length > 0) throw new InvalidInputError('Supervisor options', issues);
+}

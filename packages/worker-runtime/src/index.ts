@@ -1,0 +1,19 @@
+/**
+ * @skein/worker-runtime: the SPI between dispatch and execution. Types and tiny helpers
+ * only; implementations live in `@skein/worker-runtime-local` and `@skein/worker-runtime-http`.
+ */
+export {
+  CircuitOpenError,
+  DispatchErrorCodes,
+  DispatchFailedError,
+  DispatchTimeoutError,
+  ExecutionSupersededError,
+} from './errors.js';
+export type {
+  ExecutionDispatcher,
+  ExecutionPackage,
+  ExecutionResult,
+  WorkerLease,
+  WorkerRuntime,
+} from './spi.js';
+export { isSupersededRefusal } from './superseded.js';
