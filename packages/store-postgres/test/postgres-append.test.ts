@@ -1,0 +1,161 @@
+/**
+ * The append on PostgreSQL: one statement per append, refusals that match `checkAppend`, and
+ * races between separate pools (as separate processes would race) decided by the database.
+ */
+import { NulInTextError, openPostgresStores, type PostgresStores } from '@skein/store-postgres';
+import {
+  type AppendRequest,
+  DuplicateSequenceError,
+  type EventType,
+  ExecutionAlreadyExistsError,
+  InvalidAppendError,
+  StaleFenceError,
+} from '@skein/workflow-runtime';
+import pg from 'pg';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { dropSchema, freshSchema, PG_URL, whenPostgres } from './support/pg.js';
+
+let n = 0;
+function request(
+  executionId: string,
+  seq: number,
+  fence: number,
+  types: EventType[],
+  workflow = 'wf',
+): AppendRequest {
+  return {
+    executionId,
+    workflow,
+    expectedSeq: seq,
+    fence,
+    events: types.map((type) => {
+      n += 1;
+      return {
+        envelopeId: `append-test-${process.pid}-${n}`,
+        type,
+        payload: `{"n":${n}}`,
+        recordedAt: 1000 + n,
+      };
+    }),
+  };
+}
+
+/** Several stores (pools) on one fresh schema, as several processes would open it. */
+async function nodes(count: number): Promise<PostgresStores[]> {
+  const schema = freshSchema();
+  const opened = await Promise.all(
+    Array.from({ length: count }, () => openPostgresStores({ url: PG_URL, schema, poolSize: 4 })),
+  );
+  cleanups.push(async () => {
+    await Promise.all(opened.map((stores) => stores.close()));
+    await dropSchema(schema);
+  });
+  return opened;
+}
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  await Promise.all(cleanups.splice(0).map((cleanup) => cleanup()));
+  vi.restoreAllMocks();
+});
+
+whenPostgres(() => {
+  describe('postgres append', () => {
+    it('an append is one round trip: one statement writes a 3-event batch, one statement refuses a stale one', async () => {
+      const [stores] = await nodes(1);
+      const { events } = stores!;
+      await events.append(request('one-trip', 0, 0, ['EXECUTION_STARTED']));
+      const fence = await events.acquireFence('one-trip');
+      const queries = vi.spyOn(pg.Pool.prototype, 'query');
+      await events.append(request('one-trip', 1, fence, ['STEP_STARTED', 'STEP_COMPLETED', 'STEP_STARTED']));
+      expect(queries).toHaveBeenCalledTimes(1);
+      await expect(events.append(request('one-trip', 4, 0, ['STEP_COMPLETED']))).rejects.toBeInstanceOf(
+        StaleFenceError,
+      );
+      expect(queries).toHaveBeenCalledTimes(2);
+      queries.mockRestore();
+      expect((await events.read('one-trip')).map((event) => event.seq)).toEqual([0, 1, 2, 3]);
+    });
+
+    it('L2: of starts racing from three separate pools, exactly one wins; the others get ExecutionAlreadyExistsError naming its workflow', async () => {
+      const stores = await nodes(3);
+      for (let round = 0; round < 5; round += 1) {
+        const id = `pool-race-${round}`;
+        const racers = stores.flatMap((node, i) =>
+          [0, 1, 2].map((j) => node.events.append(request(id, 0, 0, ['EXECUTION_STARTED'], `wf-${i}-${j}`))),
+        );
+        const settled = await Promise.allSettled(racers);
+        const won = settled.filter((result) => result.status === 'fulfilled');
+        expect(won).toHaveLength(1);
+        const summary = await stores[0]!.events.getExecution(id);
+        for (const result of settled) {
+          if (result.status === 'rejected') {
+            expect(result.reason).toBeInstanceOf(ExecutionAlreadyExistsError);
+            expect(result.reason).toMatchObject({ executionId: id, existingWorkflow: summary!.workflow });
+          }
+        }
+        expect(await stores[1]!.events.read(id)).toHaveLength(1);
+      }
+    });
+
+    it('L1: appends at one seq racing from separate pools: one wins, the others get DuplicateSequenceError', async () => {
+      const stores = await nodes(3);
+      await stores[0]!.events.append(request('seq-race', 0, 0, ['EXECUTION_STARTED']));
+      const racers = stores.flatMap((node) =>
+        [0, 1, 2].map(() =>
+          node.events.append(request('seq-race', 1, 0, ['STEP_STARTED', 'STEP_COMPLETED'])),
+        ),
+      );
+      const settled = await Promise.allSettled(racers);
+      expect(settled.filter((result) => result.status === 'fulfilled')).toHaveLength(1);
+      for (const result of settled) {
+        if (result.status === 'rejected') expect(result.reason).toBeInstanceOf(DuplicateSequenceError);
+      }
+      expect((await stores[2]!.events.read('seq-race')).map((event) => event.seq)).toEqual([0, 1, 2]);
+    });
+
+    it('L3: a fence taken on another node fences this node out, and nothing is written', async () => {
+      const [a, b] = await nodes(2);
+      const mine = await a!.events.acquireFence('fenced');
+      await a!.events.append(request('fenced', 0, mine, ['EXECUTION_STARTED']));
+      const theirs = await b!.events.acquireFence('fenced');
+      const error = await a!.events
+        .append(request('fenced', 1, mine, ['STEP_STARTED']))
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(StaleFenceError);
+      expect(error).toMatchObject({ executionId: 'fenced', fence: mine, current: theirs });
+      expect((await b!.events.read('fenced')).map((event) => event.type)).toEqual(['EXECUTION_STARTED']);
+    });
+
+    it('L7: U+0000 in an execution id or workflow is refused with NulInTextError before anything is sent', async () => {
+      const [stores] = await nodes(1);
+      const queries = vi.spyOn(pg.Pool.prototype, 'query');
+      await expect(
+        stores!.events.append(request('nul\u0000id', 0, 0, ['EXECUTION_STARTED'])),
+      ).rejects.toBeInstanceOf(NulInTextError);
+      await expect(
+        stores!.events.append(request('nul-wf', 0, 0, ['EXECUTION_STARTED'], 'w\u0000f')),
+      ).rejects.toMatchObject({ name: 'NulInTextError', field: 'the workflow name' });
+      await expect(stores!.events.acquireFence('nul\u0000id')).rejects.toBeInstanceOf(NulInTextError);
+      await expect(
+        stores!.events.append(request('bad-shape', 0, 0, ['STEP_STARTED'])),
+      ).rejects.toBeInstanceOf(InvalidAppendError);
+      expect(queries).not.toHaveBeenCalled();
+      queries.mockRestore();
+      expect(await stores!.events.read('nul\u0000id')).toEqual([]);
+      expect(await stores!.events.getExecution('nul-wf')).toBeNull();
+    });
+
+    it('CANCEL_REQUESTED keeps the head status, in the same statement as the insert', async () => {
+      const [stores] = await nodes(1);
+      const { events } = stores!;
+      await events.append(request('cancel', 0, 0, ['EXECUTION_STARTED']));
+      await events.append(request('cancel', 1, 0, ['EXECUTION_SUSPENDED']));
+      expect(await events.append(request('cancel', 2, 0, ['CANCEL_REQUESTED']))).toEqual({
+        lastSeq: 2,
+        status: 'suspended',
+      });
+      expect(await events.getExecution('cancel')).toMatchObject({ status: 'suspended', sequence: 2 });
+    });
+  });
+});
