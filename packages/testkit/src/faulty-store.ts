@@ -126,7 +126,7 @@ class FaultState implements Guard {
  * @example
  * const inner = openMemoryStores();
  * const stores = faultyStore(inner, { at: 3, fault: 'crash-after' });
- * await createRuntime({ stores, workflows: [wf] }).execute(request).catch(() => {}); // dies at write 3
+ * await expect(createRuntime({ stores, workflows: [wf] }).execute(request)).rejects.toThrow(SimulatedCrashError);
  * await createRuntime({ stores: inner, workflows: [wf] }).execute(request); // recovers
  */
 export function faultyStore(inner: Stores, plan?: FaultPlan): FaultyStores {

@@ -1,6 +1,12 @@
 /** faultyStore: a failure or a crash at the chosen write; after a crash the wrapper is dead, the inner stores intact. */
 
-import { faultyStore, InjectedFaultError, SimulatedCrashError, type WriteInfo } from '@skein/testkit';
+import {
+  faultyStore,
+  InjectedFaultError,
+  SimulatedCrashError,
+  type WriteInfo,
+  WriteOps,
+} from '@skein/testkit';
 import { InvalidInputError, openMemoryStores, readHistory } from '@skein/workflow-runtime';
 import { describe, expect, it } from 'vitest';
 
@@ -66,6 +72,8 @@ describe('faultyStore', () => {
 
   it('counts every kind of write, with its arguments, and never a read', async () => {
     const stores = faultyStore(openMemoryStores());
+    await stores.events.append(started('d'));
+    await stores.snapshots.put({ executionId: 'd', seq: 0, state: 's' });
     await stores.events.acquireFence('d');
     await stores.events.read('d');
     await stores.timers.schedule({ timerId: 't', executionId: 'd', dueAt: 5 });
@@ -79,6 +87,8 @@ describe('faultyStore', () => {
     await stores.leases.release('k', 'n');
     const ops = stores.writes.map((write: WriteInfo) => write.op);
     expect(ops).toEqual([
+      'events.append',
+      'snapshots.put',
       'events.acquireFence',
       'timers.schedule',
       'timers.claim',
@@ -89,7 +99,8 @@ describe('faultyStore', () => {
       'leases.renew',
       'leases.release',
     ]);
-    expect(stores.writes[1]!.args).toEqual([{ timerId: 't', executionId: 'd', dueAt: 5 }]);
+    expect(new Set(ops)).toEqual(new Set(WriteOps));
+    expect(stores.writes[3]!.args).toEqual([{ timerId: 't', executionId: 'd', dueAt: 5 }]);
   });
 
   it('a custom error for a throw fault, and a bad plan refused naming the field', async () => {
