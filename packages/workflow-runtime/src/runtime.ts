@@ -436,6 +436,12 @@ export class Runtime {
 
   private async afterRun(executionId: string, run: ExecutionRun, outcome: RunOutcome): Promise<void> {
     await Promise.all(run.firedTimers.map((timerId) => this.stores.timers.complete(timerId)));
+    // A crash between TIMER_FIRED and deleting its row leaves the row behind; an execution
+    // that ever used a timer clears every row of its own once it is terminal.
+    if (outcome.kind === 'terminal' && outcome.state.calls.some((call) => call?.timerId !== undefined)) {
+      const rows = await this.stores.timers.forExecution(executionId);
+      await Promise.all(rows.map((row) => this.stores.timers.complete(row.timerId)));
+    }
     if (outcome.kind === 'suspended' && outcome.wakeAt !== undefined && !this.closed) {
       this.wakeTimers.set(executionId, outcome.wakeAt);
     }
