@@ -1,4 +1,4 @@
-/** The ready predicate for `recoverAbandoned`: an execution whose lease expired (adr/0005). */
+/** The ready predicate for `recoverAbandoned`: an execution whose lease expired (adr/0006). */
 import {
   type AbandonedPredicate,
   DEFAULT_LEASE_TTL_MS,
@@ -22,7 +22,7 @@ export interface LeaseExpiredOptions {
  * True for an execution whose owner stopped renewing its lease: the lease row expired, or
  * there is no row and the newest event is older than `ttlMs` (a runtime with leases off, or
  * a crash between seq 0 and the lease claim). Share the store only with runtimes that keep
- * leases, or a leases-off runtime's step longer than `ttlMs` is taken over (adr/0005).
+ * leases, or a leases-off runtime's step longer than `ttlMs` is taken over (adr/0006).
  * @example
  * await recoverAbandoned(runtime, { isAbandoned: leaseExpired(stores) });
  */

@@ -13,7 +13,8 @@ export interface LocalWorkerRuntimeOptions {
 /**
  * Runs executions on a runtime in this process. Every attempt gets a new fence
  * (`allocate` calls `stores.events.acquireFence`), so a later attempt fences out an earlier
- * one that is still running (a hung worker past its deadline).
+ * one that is still running (a hung worker past its deadline); only a start-only retry
+ * reuses the current one.
  * @example
  * const workers = new LocalWorkerRuntime({ runtime });
  * const dispatcher = new LocalDispatcher({ workers, executeTimeoutMs: 30_000, maxAttempts: 3 });
@@ -25,10 +26,16 @@ export class LocalWorkerRuntime implements WorkerRuntime {
     this.runtime = options.runtime;
   }
 
-  /** Take a new fence for this attempt. */
+  /**
+   * Take a new fence for this attempt. A start-only attempt (the retry of a start that was
+   * fenced out) takes the current fence instead: seq 0 alone decides a race of starts, and a
+   * new fence would fence out the holder that just won it (ping-pong, adr/0007).
+   */
   async allocate(pkg: ExecutionPackage): Promise<WorkerLease> {
-    const { executionId } = parsePackage(pkg, 'allocate package');
-    const fence = await this.runtime.stores.events.acquireFence(executionId);
+    const { executionId, startOnly } = parsePackage(pkg, 'allocate package');
+    const { events } = this.runtime.stores;
+    const fence =
+      startOnly === true ? await events.currentFence(executionId) : await events.acquireFence(executionId);
     return { executionId, fence, workerId: this.runtime.nodeId, allocatedAt: Date.now() };
   }
 
