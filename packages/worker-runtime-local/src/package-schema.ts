@@ -6,7 +6,7 @@ import { z } from 'zod';
 const packageSchema = z.object({
   executionId: z.string().min(1).max(MAX_EXECUTION_ID_LENGTH),
   workflow: z.string().min(1),
-  input: z.unknown(),
+  input: z.unknown().optional(),
   version: z.number().int().positive().optional(),
   startOnly: z.boolean().optional(),
 });

@@ -89,7 +89,7 @@ export interface WorkflowHandle<Out = unknown> {
 const executeRequestSchema = z.object({
   executionId: z.string().min(1).max(MAX_EXECUTION_ID_LENGTH),
   workflow: z.string().min(1),
-  input: z.unknown(),
+  input: z.unknown().optional(),
   version: z.number().int().positive().optional(),
 });
 

@@ -98,7 +98,12 @@ export async function until(check: () => boolean | Promise<boolean>, timeoutMs =
 /** A clock tests move by hand. */
 export function manualClock(start = 1_700_000_000_000): { now: () => number; advance(ms: number): void } {
   let t = start;
-  return { now: () => t, advance: (ms) => void (t += ms) };
+  return {
+    now: () => t,
+    advance: (ms) => {
+      t += ms;
+    },
+  };
 }
 
 /** Stores whose event store is `events`. */
