@@ -26,8 +26,13 @@ export interface AppendRow {
 const TERMINAL_STATUSES = ExecutionStatuses.filter(isTerminalStatus);
 
 // The checks follow `checkAppend`'s order: seq 0 taken, fence, terminal, duplicate, gap.
-// `written` feeds `moved`, so every statement inserts events before touching the head and two
-// racing starts of one new execution meet on the events' primary key, never deadlock.
+// `head` locks the newest version of the head row (READ COMMITTED rechecks a row that changed
+// since the snapshot). `written` feeds `created` and `moved`, so every statement inserts events
+// before touching the head: two racing starts of one new execution meet on the events' primary
+// key and never deadlock. When the head row was not visible at the start of the statement,
+// `created` inserts it without ON CONFLICT: if another session created it meanwhile (an
+// acquireFence before seq 0), the statement fails on skein_executions_pkey, writes nothing, and
+// the caller runs it again, now against that row and its fence.
 const APPEND_SQL = `
 WITH head AS MATERIALIZED (
   SELECT fence, last_seq, status, workflow FROM skein_executions WHERE execution_id = $1 FOR UPDATE
@@ -41,6 +46,7 @@ verdict AS MATERIALIZED (
       WHEN $3::bigint <= coalesce(h.last_seq, -1) THEN 'duplicate'
       WHEN $3::bigint > coalesce(h.last_seq, -1) + 1 THEN 'gap'
     END AS refusal,
+    h.fence IS NOT NULL AS found,
     coalesce(h.fence, 0) AS fence, coalesce(h.last_seq, -1) AS last_seq, h.status, h.workflow
   FROM (VALUES (1)) AS one LEFT JOIN head h ON true
 ),
@@ -53,21 +59,23 @@ written AS (
   WHERE v.refusal IS NULL
   RETURNING seq
 ),
-moved AS (
-  INSERT INTO skein_executions AS x (execution_id, workflow, status, last_seq, updated_at)
-  SELECT $1, $2, coalesce($9, v.status), w.last_seq, $10
+created AS (
+  INSERT INTO skein_executions (execution_id, workflow, status, last_seq, updated_at)
+  SELECT $1, $2, $9, w.last_seq, $10
   FROM verdict v CROSS JOIN (SELECT max(seq) AS last_seq FROM written) w
-  WHERE v.refusal IS NULL
-  ON CONFLICT (execution_id) DO UPDATE SET
-    workflow = coalesce(x.workflow, excluded.workflow),
-    status = excluded.status,
-    last_seq = excluded.last_seq,
-    updated_at = excluded.updated_at
+  WHERE v.refusal IS NULL AND NOT v.found
   RETURNING last_seq, status
+),
+moved AS (
+  UPDATE skein_executions AS x
+  SET workflow = coalesce(x.workflow, $2), status = coalesce($9, v.status), last_seq = w.last_seq, updated_at = $10
+  FROM verdict v CROSS JOIN (SELECT max(seq) AS last_seq FROM written) w
+  WHERE x.execution_id = $1 AND v.refusal IS NULL AND v.found
+  RETURNING x.last_seq, x.status
 )
 SELECT v.refusal, v.fence AS "headFence", v.last_seq AS "headSeq", v.status AS "headStatus",
-  v.workflow AS "headWorkflow", m.last_seq AS "lastSeq", m.status
-FROM verdict v LEFT JOIN moved m ON true`;
+  v.workflow AS "headWorkflow", coalesce(c.last_seq, m.last_seq) AS "lastSeq", coalesce(c.status, m.status) AS status
+FROM verdict v LEFT JOIN created c ON true LEFT JOIN moved m ON true`;
 
 /**
  * The append statement for `request`. `status` is the status after the batch, or null when

@@ -15,31 +15,48 @@ import {
   statusAfter,
 } from '@skein/workflow-runtime';
 import { type AppendRow, appendQuery, takenEnvelopeIdsQuery, workflowQuery } from './append-query.js';
-import type { Database } from './database.js';
+import type { Database, Query } from './database.js';
 import { NulInTextError, StoreClosedError, UnexpectedAppendResultError } from './errors.js';
 
 const UNIQUE_VIOLATION = '23505';
+/** Runs of the statement when the head row keeps appearing under it (once is the rare case). */
+const MAX_ATTEMPTS = 3;
 
-/** Append `request` in one round trip; rejects with the same errors as `checkAppend`. */
+/**
+ * Append `request` in one round trip (two only when an `acquireFence` created the head row
+ * while a start was running); rejects with the same errors as `checkAppend`.
+ */
 export async function appendEvents(
   db: Database,
   request: AppendRequest,
   maxPayloadBytes: number,
 ): Promise<AppendResult> {
   checkShape(request, maxPayloadBytes);
-  let row: AppendRow | undefined;
+  let row: AppendRow;
   try {
-    row = (await db.query<AppendRow>('append', appendQuery(request, statusAfterBatch(request)))).rows[0];
+    row = await runStatement(db, appendQuery(request, statusAfterBatch(request)), request.executionId);
   } catch (error) {
     throw await refusalOf(db, request, error);
   }
-  if (row === undefined) throw new UnexpectedAppendResultError(request.executionId, 'append returned no row');
   if (row.refusal === null) return { lastSeq: row.lastSeq!, status: row.status! };
   checkAppend(headOf(row), request, maxPayloadBytes);
   throw new UnexpectedAppendResultError(
     request.executionId,
     `the database refused (${row.refusal}) an append that checkAppend accepts`,
   );
+}
+
+/** Run the append statement; again when the head row appeared under it (see append-query.ts). */
+async function runStatement(db: Database, query: Query, executionId: string): Promise<AppendRow> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      const row = (await db.query<AppendRow>('append', query)).rows[0];
+      if (row === undefined) throw new UnexpectedAppendResultError(executionId, 'append returned no row');
+      return row;
+    } catch (error) {
+      if (constraintOf(error) !== 'skein_executions_pkey' || attempt >= MAX_ATTEMPTS) throw error;
+    }
+  }
 }
 
 /**
@@ -134,4 +151,9 @@ interface PgError extends Error {
 
 function isUniqueViolation(error: unknown): error is PgError {
   return error instanceof Error && (error as Partial<PgError>).code === UNIQUE_VIOLATION;
+}
+
+/** The unique constraint `error` violated, if it is a unique violation. */
+function constraintOf(error: unknown): string | undefined {
+  return isUniqueViolation(error) ? error.constraint : undefined;
 }

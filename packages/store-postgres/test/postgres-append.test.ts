@@ -114,6 +114,26 @@ whenPostgres(() => {
       expect((await stores[2]!.events.read('seq-race')).map((event) => event.seq)).toEqual([0, 1, 2]);
     });
 
+    it('L3: a start racing an acquireFence on another node for a new execution either writes seq 0 under the newest fence or is refused as stale', async () => {
+      const [a, b] = await nodes(2);
+      for (let i = 0; i < 40; i += 1) {
+        const id = `start-vs-fence-${i}`;
+        const [started, fence] = await Promise.allSettled([
+          a!.events.append(request(id, 0, 0, ['EXECUTION_STARTED'])),
+          b!.events.acquireFence(id),
+        ]);
+        expect(fence).toMatchObject({ status: 'fulfilled', value: 1 });
+        const log = await a!.events.read(id);
+        if (started.status === 'fulfilled') {
+          expect(log.map((event) => [event.seq, event.fence])).toEqual([[0, 0]]);
+        } else {
+          expect(started.reason).toBeInstanceOf(StaleFenceError);
+          expect(started.reason).toMatchObject({ executionId: id, fence: 0, current: 1 });
+          expect(log).toEqual([]);
+        }
+      }
+    });
+
     it('L3: a fence taken on another node fences this node out, and nothing is written', async () => {
       const [a, b] = await nodes(2);
       const mine = await a!.events.acquireFence('fenced');
