@@ -5,7 +5,12 @@ import {
   type WorkerRuntime,
 } from '@skein/worker-runtime';
 import { LocalDispatcher, LocalWorkerRuntime } from '@skein/worker-runtime-local';
-import { defineWorkflow, InvalidInputError, StartFencedOutError } from '@skein/workflow-runtime';
+import {
+  defineWorkflow,
+  InvalidInputError,
+  StartFencedOutError,
+  TenantScopedEventStore,
+} from '@skein/workflow-runtime';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { count, deferred, harness, types, until } from './support/sqlite.js';
@@ -240,5 +245,38 @@ describe('superseded refusals', () => {
     expect(count(log, 'EXECUTION_STARTED')).toBe(1);
     expect(log[0]!.fence).toBe(2);
     expect(effects.get('fenced-1')).toBe(1);
+  });
+});
+
+describe('superseded refusals under tenancy', () => {
+  it('a refusal re-raised by TenantScopedEventStore is still superseded for the unscoped id (no ping-pong)', async () => {
+    gate = deferred();
+    const db = h.db();
+    const scoped = (stores: typeof db.stores) => ({
+      ...stores,
+      events: new TenantScopedEventStore(stores.events, 'acme'),
+    });
+    const a = h.runtime({ stores: scoped(db.stores), workflows, snapshotEvery: 0 });
+    const b = h.runtime({ stores: scoped(db.connect()), workflows, snapshotEvery: 0 });
+    const dispatcher = (runtime: typeof a) =>
+      new LocalDispatcher({
+        workers: new LocalWorkerRuntime({ runtime }),
+        executeTimeoutMs: 5_000,
+        maxAttempts: 3,
+      });
+    const first = dispatcher(a)
+      .dispatch({ executionId: 'tenant-1', workflow: 'gated', input: {} })
+      .catch((e: unknown) => e);
+    await until(() => effects.get('tenant-1') === 1);
+    const second = dispatcher(b).dispatch({ executionId: 'tenant-1', workflow: 'gated', input: {} });
+    await until(() => effects.get('tenant-1') === 2);
+    gate.resolve();
+    expect((await second).status).toBe('completed');
+    const refused = (await first) as ExecutionSupersededError;
+    expect(refused).toBeInstanceOf(ExecutionSupersededError);
+    expect(refused.executionId).toBe('tenant-1');
+    expect(isSupersededRefusal(refused.cause, 'tenant-1')).toBe(true);
+    expect(await db.stores.events.currentFence('acme/tenant-1')).toBe(2);
+    expect(count(await a.history('tenant-1'), 'EXECUTION_RECOVERED')).toBe(1);
   });
 });
