@@ -3,6 +3,11 @@
  * itself. Each suite is a function taking `{ name, open }`; `open()` returns fresh stores.
  */
 export {
+  type DispatcherSuiteOptions,
+  type DispatcherUnderTest,
+  dispatcherSuite,
+} from './dispatcher-suite.js';
+export {
   type EventStoreSuiteOptions,
   type EventStoreUnsupported,
   eventStoreSuite,
