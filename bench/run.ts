@@ -3,8 +3,30 @@
  * bench/results/*.json. `pnpm bench:smoke` runs tiny counts only, to prove the bench works.
  */
 import { report } from './report.js';
+import {
+  PG_URL,
+  postgresCore,
+  postgresFullSizes,
+  postgresSmokeSizes,
+  postgresUnreachable,
+} from './scenarios/postgres-core.js';
 import { fullSizes, smokeSizes, sqliteCore } from './scenarios/sqlite-core.js';
 
 const smoke = process.argv.includes('--smoke');
 const rows = await sqliteCore(smoke ? smokeSizes : fullSizes);
 report(smoke ? 'sqlite-core-smoke' : 'sqlite-core', rows, { smoke });
+
+const unreachable = await postgresUnreachable();
+if (unreachable === undefined) {
+  const pgRows = await postgresCore(smoke ? postgresSmokeSizes : postgresFullSizes);
+  report(smoke ? 'postgres-core-smoke' : 'postgres-core', pgRows, {
+    smoke,
+    url: PG_URL.replace(/:[^:@/]*@/, ':***@'),
+  });
+} else if (process.env.CI === 'true') {
+  throw new Error(`bench: PostgreSQL is not reachable at ${PG_URL}: ${unreachable}`);
+} else {
+  console.warn(
+    `\n!!! bench: PostgreSQL is NOT reachable at ${PG_URL} (${unreachable}): postgres-core SKIPPED !!!\n`,
+  );
+}

@@ -1,0 +1,152 @@
+/**
+ * Core costs on PostgreSQL (issue #7): 3-step workflow latency, per-step overhead against a raw
+ * `pg` single-row INSERT commit, and throughput at concurrency 50. Runs in a fresh schema of
+ * the server at SKEIN_PG_URL (default: the local one), dropped afterwards.
+ */
+import { openPostgresStores } from '@skein/store-postgres';
+import { createRuntime, defineWorkflow, type Runtime } from '@skein/workflow-runtime';
+import pg from 'pg';
+import { z } from 'zod';
+import { median, nowMs, percentile, sequential, throughput } from '../measure.js';
+import type { Row } from '../report.js';
+
+/** The server the bench uses. */
+export const PG_URL = process.env.SKEIN_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+const input = z.object({ n: z.number() });
+const steps = (count: number) =>
+  defineWorkflow({
+    name: `steps-${count}`,
+    input,
+    async run(ctx, { n }) {
+      let total = n;
+      for (let i = 0; i < count; i++) total = await ctx.step(`s${i}`, () => total + 1);
+      return total;
+    },
+  });
+const zero = steps(0);
+const three = steps(3);
+
+/** Counts of the scenario's loops. */
+export interface PostgresSizes {
+  sequential: number;
+  concurrent: number;
+}
+
+export const postgresFullSizes: PostgresSizes = { sequential: 1000, concurrent: 5000 };
+export const postgresSmokeSizes: PostgresSizes = { sequential: 20, concurrent: 200 };
+
+/** Why the server cannot be used, or undefined when it answers. */
+export async function postgresUnreachable(url = PG_URL): Promise<string | undefined> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 });
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+    return undefined;
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: PG_URL });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Median ms of one single-row INSERT committed on its own (autocommit), on one connection. */
+async function rawCommit(schema: string, count: number): Promise<number> {
+  return admin(async (client) => {
+    await client.query(`CREATE TABLE "${schema}".raw (id bigserial PRIMARY KEY, v text NOT NULL)`);
+    const insert = { name: 'raw_insert', text: `INSERT INTO "${schema}".raw (v) VALUES ($1)` };
+    for (let i = 0; i < 50; i++) await client.query({ ...insert, values: ['warm'] });
+    const samples: number[] = [];
+    for (let i = 0; i < count; i++) {
+      const start = nowMs();
+      await client.query({ ...insert, values: [`{"row":${i}}`] });
+      samples.push(nowMs() - start);
+    }
+    return median(samples);
+  });
+}
+
+async function withRuntime<T>(
+  schema: string,
+  poolSize: number,
+  fn: (runtime: Runtime) => Promise<T>,
+): Promise<T> {
+  const stores = await openPostgresStores({ url: PG_URL, schema, poolSize });
+  const runtime = createRuntime({ stores, workflows: [zero, three] });
+  try {
+    return await fn(runtime);
+  } finally {
+    await runtime.close();
+    await stores.close();
+  }
+}
+
+/** Run every PostgreSQL measurement in a fresh schema; return the table rows. */
+export async function postgresCore(sizes: PostgresSizes): Promise<Row[]> {
+  const schema = `skein_bench_${process.pid}_${Date.now()}`;
+  await admin((client) => client.query(`CREATE SCHEMA "${schema}"`));
+  try {
+    return await measure(schema, sizes);
+  } finally {
+    await admin((client) => client.query(`DROP SCHEMA "${schema}" CASCADE`));
+  }
+}
+
+async function measure(schema: string, sizes: PostgresSizes): Promise<Row[]> {
+  const raw = await rawCommit(schema, sizes.sequential);
+  const latencies = await withRuntime(schema, 4, async (runtime) => {
+    let id = 0;
+    const run = (workflow: string) => () =>
+      runtime.execute({ executionId: `x${id++}`, workflow, input: { n: 1 } });
+    await sequential(Math.min(100, sizes.sequential), run('steps-3')); // warm-up
+    return {
+      zero: await sequential(sizes.sequential, run('steps-0')),
+      three: await sequential(sizes.sequential, run('steps-3')),
+    };
+  });
+  const t3 = median(latencies.three);
+  const t0 = median(latencies.zero);
+  const perStep = (t3 - t0) / 3;
+  const wfPerSec = await withRuntime(schema, 10, (runtime) =>
+    throughput(sizes.concurrent, 50, (i) =>
+      runtime.execute({ executionId: `c${i}`, workflow: 'steps-3', input: { n: i } }),
+    ),
+  );
+  return [
+    { metric: 'raw pg single-row INSERT commit round trip, median', value: raw, unit: 'ms' },
+    { metric: '0-step workflow (postgres), median', value: t0, unit: 'ms' },
+    { metric: '3-step workflow (postgres), median', value: t3, unit: 'ms' },
+    { metric: '3-step workflow (postgres), p99', value: percentile(latencies.three, 99), unit: 'ms' },
+    {
+      metric: 'per-step overhead, marginal ((T3 - T0) / 3) (postgres)',
+      value: perStep,
+      unit: 'ms',
+      baseline: { name: 'raw commit', value: raw },
+      target: '<= 1.3x raw',
+      met: perStep <= 1.3 * raw,
+    },
+    {
+      metric: 'per step, all-in (T3 / 3) (postgres)',
+      value: t3 / 3,
+      unit: 'ms',
+      baseline: { name: 'raw commit', value: raw },
+    },
+    {
+      metric: '3-step workflows/s, concurrency 50, pool 10 (postgres)',
+      value: wfPerSec,
+      unit: 'wf/s',
+      target: '>= 1000',
+      met: wfPerSec >= 1000,
+    },
+  ];
+}
