@@ -5,6 +5,7 @@ import { loadMigrations, migrate } from './migrate.js';
 import { type PostgresStoresOptions, resolveOptions } from './options.js';
 import { PostgresEventStore } from './postgres-event-store.js';
 import { PostgresLeaseStore } from './postgres-lease-store.js';
+import { PostgresSignalStore } from './postgres-signal-store.js';
 import { PostgresSnapshotStore } from './postgres-snapshot-store.js';
 import { PostgresTimerStore } from './postgres-timer-store.js';
 import { PostgresWakeups } from './wakeups.js';
@@ -15,6 +16,8 @@ export interface PostgresStores extends Stores {
   snapshots: PostgresSnapshotStore;
   timers: PostgresTimerStore;
   leases: PostgresLeaseStore;
+  /** The signal inbox (new signals notify the `signals` wake-up channel). */
+  signals: PostgresSignalStore;
   /** `LISTEN`/`NOTIFY` between the processes sharing the schema (timers notify `timers`). */
   wakeups: PostgresWakeups;
   /** The schema the stores live in. */
@@ -55,6 +58,7 @@ export async function openPostgresStores(options: PostgresStoresOptions): Promis
     snapshots: new PostgresSnapshotStore(db),
     timers: new PostgresTimerStore(db),
     leases: new PostgresLeaseStore(db),
+    signals: new PostgresSignalStore(db),
     wakeups,
     schema: resolved.schema,
     close() {

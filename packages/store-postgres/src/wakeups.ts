@@ -10,6 +10,8 @@ import { InvalidWakeupChannelError, StoreClosedError } from './errors.js';
 
 /** The channel the timer store notifies when a new timer is scheduled; the payload is its `dueAt`. */
 export const WAKEUP_TIMERS = 'timers';
+/** The channel the signal store notifies when a new signal arrives; the payload is its execution id. */
+export const WAKEUP_SIGNALS = 'signals';
 
 /** Receives the payload of one notification on a subscribed channel. */
 export type WakeupHandler = (payload: string) => void;
