@@ -1,7 +1,7 @@
 /**
  * The append as one statement (one round trip, one implicit transaction): lock and read the
  * head row, decide, insert every event through `unnest`, move the head, and return the head
- * as it was with the verdict. See `adr/0006-postgres-one-statement-append.md`.
+ * as it was with the verdict. See `adr/0009-postgres-one-statement-append.md`.
  */
 import {
   type AppendRequest,

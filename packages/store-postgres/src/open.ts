@@ -29,7 +29,7 @@ export interface PostgresStores extends Stores {
  * Connect a pool to PostgreSQL, create the schema and apply the numbered migrations it lacks
  * (under an advisory lock, so many processes may open at once), and return every store.
  * Asynchronous, unlike `openSqliteStores`: a bad URL or a failed migration rejects here,
- * before the stores are handed out (see `adr/0005-postgres-open-is-async.md`).
+ * before the stores are handed out (see `adr/0008-postgres-open-is-async.md`).
  * @example
  * const stores = await openPostgresStores({ url: 'postgres://skein@db:5432/app' });
  * const runtime = createRuntime({ stores, workflows: [order] });

@@ -28,7 +28,7 @@ import { PerKeyQueue } from './per-key-queue.js';
 
 /**
  * The event log in PostgreSQL. An append is one round trip: the checks, the inserts and the
- * head update are one statement (see `adr/0006-postgres-one-statement-append.md`). Appends of
+ * head update are one statement (see `adr/0009-postgres-one-statement-append.md`). Appends of
  * different executions run side by side on the pool, each with its own outcome (L4); appends of
  * one execution apply in the order they were submitted.
  */
