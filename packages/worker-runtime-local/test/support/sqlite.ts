@@ -108,13 +108,7 @@ export function manualClock(start = 1_700_000_000_000): { now: () => number; adv
 
 /** Stores whose event store is `events`. */
 export function withEvents(stores: Stores, events: EventStore): Stores {
-  return {
-    events,
-    snapshots: stores.snapshots,
-    timers: stores.timers,
-    leases: stores.leases,
-    close: () => undefined,
-  };
+  return { ...stores, events, close: () => undefined };
 }
 
 /**
