@@ -1,0 +1,71 @@
+/**
+ * Errors of the HTTP worker runtime: a stable `code`, `name` set, structured fields, the
+ * original kept as `cause`. On the wire errors are plain data (`WireError`), never instances.
+ */
+import { SkeinError, type ValidationIssue } from '@skein/workflow-runtime';
+
+/** The worker answered a request with an error status (other than a superseded refusal). */
+export class RemoteWorkerError extends SkeinError {
+  constructor(
+    readonly executionId: string,
+    /** HTTP status of the answer. */
+    readonly status: number,
+    /** The wire `code` of the answer, e.g. `invalid_request`, `internal` (see `WireCodes`). */
+    readonly remoteCode: string,
+    readonly remoteMessage: string,
+    /** Id under which the worker logged the error (500 only). */
+    readonly errorId?: string,
+    /** Fields the worker refused (400 only). */
+    readonly issues: readonly ValidationIssue[] = [],
+  ) {
+    const where = errorId === undefined ? '' : ` (error id ${errorId})`;
+    const fields = issues.length === 0 ? '' : `: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`;
+    super(
+      'REMOTE_WORKER_ERROR',
+      `execution "${executionId}": the worker answered ${status} ${remoteCode}, "${remoteMessage}"${where}${fields}`,
+    );
+  }
+}
+
+/** No answer from the worker within `timeoutMs`; the worker may still be running the request. */
+export class RemoteTimeoutError extends SkeinError {
+  constructor(
+    readonly executionId: string,
+    readonly url: string,
+    readonly timeoutMs: number,
+  ) {
+    super('REMOTE_TIMEOUT', `execution "${executionId}": no answer from ${url} within ${timeoutMs} ms`);
+  }
+}
+
+/** The worker could not be reached (connection refused, reset, DNS); `cause` holds the original. */
+export class RemoteUnreachableError extends SkeinError {
+  constructor(
+    readonly executionId: string,
+    readonly url: string,
+    options?: { cause?: unknown },
+  ) {
+    const detail = options?.cause instanceof Error ? `: ${options.cause.message}` : '';
+    super('REMOTE_UNREACHABLE', `execution "${executionId}": ${url} could not be reached${detail}`, options);
+  }
+}
+
+/** The worker's answer could not be understood (not JSON, or not the expected shape). */
+export class RemoteProtocolError extends SkeinError {
+  constructor(
+    readonly executionId: string,
+    readonly url: string,
+    readonly reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super('REMOTE_PROTOCOL', `execution "${executionId}": unexpected answer from ${url}: ${reason}`, options);
+  }
+}
+
+/** Stable codes of the errors above. */
+export const HttpErrorCodes = {
+  RemoteWorker: 'REMOTE_WORKER_ERROR',
+  RemoteTimeout: 'REMOTE_TIMEOUT',
+  RemoteUnreachable: 'REMOTE_UNREACHABLE',
+  RemoteProtocol: 'REMOTE_PROTOCOL',
+} as const;

@@ -1,0 +1,274 @@
+/**
+ * Every refused request gets the right status and writes nothing: the store has no execution
+ * and no fence afterwards. Real HTTP on 127.0.0.1, raw requests with `node:http`.
+ */
+import { connect } from 'node:net';
+import { defineWorkflow, encode, MAX_EXECUTION_ID_LENGTH } from '@skein/workflow-runtime';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import {
+  type RawRequest,
+  raw,
+  SECRET,
+  type Served,
+  signingHeaders,
+  types,
+  workers,
+} from './support/worker.js';
+
+const w = workers();
+let runs = 0;
+const echo = defineWorkflow({
+  name: 'echo',
+  input: z.object({ word: z.string() }),
+  async run(ctx, input) {
+    return ctx.step('echo', () => {
+      runs += 1;
+      return input.word;
+    });
+  },
+});
+
+const execute = (executionId: string, extra: Record<string, unknown> = {}): RawRequest => ({
+  method: 'POST',
+  path: '/v1/executions',
+  body: encode({ executionId, workflow: 'echo', input: { word: 'hi' }, fence: 1, ...extra }),
+});
+
+/** Nothing about `executionId` is in the store: no log, no fence taken, no step run. */
+async function nothingWritten(served: Served, executionId: string, runsBefore: number): Promise<void> {
+  expect(await served.stores.events.getExecution(executionId)).toBeNull();
+  expect(await served.runtime.history(executionId)).toEqual([]);
+  expect(await served.stores.events.currentFence(executionId)).toBe(0);
+  expect(runs).toBe(runsBefore);
+}
+
+const body = (reply: { body: string }) => JSON.parse(reply.body) as Record<string, unknown>;
+
+describe('HTTP worker: refusals write nothing', () => {
+  it('a correctly signed request executes (the control for every refusal below)', async () => {
+    const served = await w.serve([echo]);
+    const reply = await raw(served.url, execute('ok-1'));
+    expect(reply.status).toBe(200);
+    expect(types(await served.runtime.history('ok-1'))).toContain('EXECUTION_COMPLETED');
+  });
+
+  it.each([
+    ['unsigned', { sign: false } as const],
+    ['signed with the wrong secret', { sign: { secret: 'another-secret-of-at-least-32-bytes!!' } }],
+    ['timestamp older than the skew bound', { sign: { at: Date.now() - 31_000 } }],
+    ['timestamp further ahead than the skew bound', { sign: { at: Date.now() + 31_000 } }],
+    [
+      'body tampered after signing',
+      { sign: { body: encode({ executionId: 'x', workflow: 'echo', fence: 1 }) } },
+    ],
+    ['path tampered after signing', { sign: { path: '/v1/leases' } }],
+  ])('401: %s', async (_title, change) => {
+    const served = await w.serve([echo]);
+    const before = runs;
+    const reply = await raw(served.url, { ...execute('auth-1'), ...change });
+    expect(reply.status).toBe(401);
+    expect(body(reply)).toEqual({ error: 'unauthorized', code: 'unauthorized' });
+    await nothingWritten(served, 'auth-1', before);
+    expect(served.logged.map((line) => line.message)).toEqual(['request refused']);
+  });
+
+  it('401: a replayed request (same signature within the skew window) is refused; the first ran once', async () => {
+    const served = await w.serve([echo]);
+    const request = execute('replay-1');
+    const headers = signingHeaders(request);
+    expect((await raw(served.url, request, headers)).status).toBe(200);
+    const log = await served.runtime.history('replay-1');
+    const before = runs;
+    const replayed = await raw(served.url, request, headers);
+    expect(replayed.status).toBe(401);
+    expect(await served.runtime.history('replay-1')).toEqual(log);
+    expect(runs).toBe(before);
+    expect(served.logged.at(-1)?.details.reason).toBe('replayed request');
+  });
+
+  it('413: a declared Content-Length over the limit is refused at once, without reading the body', async () => {
+    const served = await w.serve([echo], { maxBodyBytes: 64 * 1024 });
+    const before = runs;
+    const claimed = 1024 * 1024 * 1024;
+    const headers = signingHeaders({ ...execute('big-1'), body: '' });
+    const socket = connect(Number(served.url.port), '127.0.0.1');
+    let sent = 0;
+    const answer = new Promise<string>((resolve) => {
+      let text = '';
+      socket.on('data', (chunk) => {
+        text += chunk.toString('utf8');
+        if (text.includes('\r\n\r\n')) resolve(text);
+      });
+    });
+    socket.on('error', () => undefined);
+    const head = Object.entries({ ...headers, 'content-type': 'application/json', 'content-length': claimed })
+      .map(([name, value]) => `${name}: ${value}`)
+      .join('\r\n');
+    socket.write(`POST /v1/executions HTTP/1.1\r\nhost: 127.0.0.1\r\n${head}\r\n\r\n`);
+    // A slow stream: 1 KiB every 10 ms, far less than the claimed gigabyte.
+    const drip = setInterval(() => {
+      if (!socket.destroyed) sent += socket.write(Buffer.alloc(1024, 120)) ? 1024 : 0;
+    }, 10);
+    const text = await answer;
+    clearInterval(drip);
+    socket.destroy();
+    expect(text.startsWith('HTTP/1.1 413')).toBe(true);
+    expect(text.toLowerCase()).toContain('connection: close');
+    // The answer came while almost all of the claimed body was still unsent.
+    expect(sent).toBeLessThan(64 * 1024);
+    await nothingWritten(served, 'big-1', before);
+  });
+
+  it('413: a chunked body (no Content-Length) is cut off as soon as it passes the limit', async () => {
+    const served = await w.serve([echo], { maxBodyBytes: 64 * 1024 });
+    const before = runs;
+    const headers = signingHeaders({ ...execute('big-2'), body: '' });
+    const socket = connect(Number(served.url.port), '127.0.0.1');
+    let sent = 0;
+    let closedByServer = false;
+    socket.on('error', () => undefined);
+    socket.on('end', () => {
+      closedByServer = true;
+    });
+    const answer = new Promise<string>((resolve) => {
+      let text = '';
+      socket.on('data', (chunk) => {
+        text += chunk.toString('utf8');
+        if (text.includes('\r\n\r\n')) resolve(text);
+      });
+    });
+    const head = Object.entries({
+      ...headers,
+      'content-type': 'application/json',
+      'transfer-encoding': 'chunked',
+    })
+      .map(([name, value]) => `${name}: ${value}`)
+      .join('\r\n');
+    socket.write(`POST /v1/executions HTTP/1.1\r\nhost: 127.0.0.1\r\n${head}\r\n\r\n`);
+    const chunk = Buffer.alloc(8 * 1024, 120);
+    const drip = setInterval(() => {
+      if (socket.destroyed || closedByServer) return;
+      socket.write(`${chunk.length.toString(16)}\r\n`);
+      socket.write(chunk);
+      socket.write('\r\n');
+      sent += chunk.length;
+    }, 5);
+    const text = await answer;
+    clearInterval(drip);
+    expect(text.startsWith('HTTP/1.1 413')).toBe(true);
+    // The server answered after the limit was passed, not after the whole (endless) stream.
+    expect(sent).toBeGreaterThan(64 * 1024);
+    expect(sent).toBeLessThan(64 * 1024 * 4);
+    socket.destroy();
+    await nothingWritten(served, 'big-2', before);
+  });
+
+  it('400: malformed JSON is refused naming the body', async () => {
+    const served = await w.serve([echo]);
+    const before = runs;
+    const reply = await raw(served.url, {
+      method: 'POST',
+      path: '/v1/executions',
+      body: '{"executionId": "bad-1",',
+    });
+    expect(reply.status).toBe(400);
+    expect(body(reply)).toMatchObject({ code: 'invalid_request', issues: [{ path: 'body' }] });
+    await nothingWritten(served, 'bad-1', before);
+  });
+
+  it('400: an invalid body lists every bad field', async () => {
+    const served = await w.serve([echo]);
+    const before = runs;
+    const reply = await raw(served.url, {
+      method: 'POST',
+      path: '/v1/executions',
+      body: encode({ executionId: 'bad-2', workflow: '', fence: -1, extra: true }),
+    });
+    expect(reply.status).toBe(400);
+    const paths = (body(reply).issues as { path: string }[]).map((issue) => issue.path).sort();
+    expect(paths).toEqual(['body', 'body.fence', 'body.workflow']);
+    await nothingWritten(served, 'bad-2', before);
+  });
+
+  it('400: workflow input that fails its schema is refused listing the fields', async () => {
+    const served = await w.serve([echo]);
+    const before = runs;
+    const reply = await raw(served.url, execute('bad-3', { input: { word: 42 } }));
+    expect(reply.status).toBe(400);
+    expect(body(reply)).toMatchObject({ code: 'invalid_request', issues: [{ path: 'input.word' }] });
+    await nothingWritten(served, 'bad-3', before);
+  });
+
+  it('415: a body that is not application/json is refused', async () => {
+    const served = await w.serve([echo]);
+    const before = runs;
+    const reply = await raw(served.url, { ...execute('type-1'), contentType: 'text/plain' });
+    expect(reply.status).toBe(415);
+    expect(body(reply).code).toBe('unsupported_media_type');
+    await nothingWritten(served, 'type-1', before);
+  });
+
+  it.each([
+    ['a slash', '/v1/executions/a/b'],
+    ['a dot-dot segment', '/v1/executions/..'],
+    ['an encoded slash', '/v1/executions/a%2Fb'],
+    ['an encoded dot-dot', '/v1/executions/%2E%2E'],
+    ['a malformed escape', '/v1/executions/%zz'],
+    ['an id past the length limit', `/v1/executions/${'a'.repeat(MAX_EXECUTION_ID_LENGTH + 1)}`],
+  ])('400: an execution id with %s in the path', async (_title, path) => {
+    const served = await w.serve([echo]);
+    const reply = await raw(served.url, { method: 'GET', path, contentType: null });
+    expect(reply.status).toBe(400);
+    expect(body(reply)).toMatchObject({ code: 'invalid_request', issues: [{ path: 'executionId' }] });
+  });
+
+  it.each([
+    ['a slash', 'a/b'],
+    ['a dot-dot', '..'],
+    ['a percent sign', 'a%2Fb'],
+    ['a length past the limit', 'a'.repeat(MAX_EXECUTION_ID_LENGTH + 1)],
+  ])('400: an execution id with %s in the body, and nothing written', async (_title, executionId) => {
+    const served = await w.serve([echo]);
+    const before = runs;
+    const reply = await raw(served.url, execute(executionId));
+    expect(reply.status).toBe(400);
+    expect(body(reply)).toMatchObject({ code: 'invalid_request', issues: [{ path: 'body.executionId' }] });
+    await nothingWritten(served, executionId, before);
+  });
+
+  it('an id of exactly the length limit is accepted', async () => {
+    const served = await w.serve([echo]);
+    const id = 'a'.repeat(MAX_EXECUTION_ID_LENGTH);
+    expect((await raw(served.url, execute(id))).status).toBe(200);
+    expect(
+      (await raw(served.url, { method: 'GET', path: `/v1/executions/${id}`, contentType: null })).status,
+    ).toBe(200);
+  });
+
+  it('500: an unexpected failure answers an error id and no stack; the full error is logged under that id', async () => {
+    const served = await w.serve([echo]);
+    const failing = served.stores.events;
+    const original = failing.getExecution.bind(failing);
+    failing.getExecution = async () => {
+      throw new Error('disk on fire at /var/secret/path');
+    };
+    const reply = await raw(served.url, execute('boom-1'));
+    failing.getExecution = original;
+    expect(reply.status).toBe(500);
+    const answer = body(reply);
+    expect(Object.keys(answer).sort()).toEqual(['code', 'error', 'errorId', 'executionId']);
+    expect(reply.body).not.toContain('disk on fire');
+    expect(reply.body).not.toContain('    at ');
+    const line = served.logged.find((entry) => entry.level === 'error')!;
+    expect(line.details.errorId).toBe(answer.errorId);
+    expect((line.details.error as Error).message).toContain('disk on fire');
+  });
+
+  it('the secret must be at least 32 bytes', async () => {
+    const served = await w.serve([echo]);
+    const { createHttpWorker } = await import('@skein/worker-runtime-http');
+    expect(() => createHttpWorker({ runtime: served.runtime, secret: 'short' })).toThrow(/options\.secret/);
+    expect(SECRET.length).toBeGreaterThanOrEqual(32);
+  });
+});
