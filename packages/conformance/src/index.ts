@@ -14,5 +14,6 @@ export {
 } from './event-store-suite.js';
 export type { StoresWith, SuiteOptions } from './harness.js';
 export { type LeaseStoreSuiteOptions, leaseStoreSuite } from './lease-store-suite.js';
+export { type SignalStoreSuiteOptions, signalStoreSuite } from './signal-store-suite.js';
 export { type SnapshotStoreSuiteOptions, snapshotStoreSuite } from './snapshot-store-suite.js';
 export { type TimerStoreSuiteOptions, timerStoreSuite } from './timer-store-suite.js';

@@ -9,7 +9,7 @@ import {
 import { expect, it } from 'vitest';
 import { appendOf, draft, start } from './drafts.js';
 import type { EventStoreSuiteOptions } from './event-store-suite.js';
-import { withStores } from './harness.js';
+import { rejectionOf, withStores } from './harness.js';
 
 const WORKFLOWS = ['alpha', 'beta', 'gamma'];
 const PATHS: EventType[][] = [
@@ -48,6 +48,19 @@ export function listingCases({ open }: EventStoreSuiteOptions): void {
           );
         }
       }
+    }));
+
+  it('listExecutions refuses a limit below 1 (or fractional) with InvalidInputError naming query.limit', () =>
+    withStores(open, async ({ events }) => {
+      await start(events, 'limit-row');
+      for (const limit of [0, -1, 1.5]) {
+        const refused = await rejectionOf(events.listExecutions({ limit }));
+        expect(refused.name, `limit ${limit}`).toBe('InvalidInputError');
+        expect(refused.message).toMatch(/query\.limit/);
+      }
+      expect((await events.listExecutions({ limit: 1 })).items.map((row) => row.executionId)).toEqual([
+        'limit-row',
+      ]);
     }));
 
   it('getExecution returns the index row once seq 0 exists', () =>

@@ -4,6 +4,7 @@ import { type ConnectionOptions, openConnection } from './connection.js';
 import { loadMigrations, migrate } from './migrate.js';
 import { SqliteEventStore } from './sqlite-event-store.js';
 import { SqliteLeaseStore } from './sqlite-lease-store.js';
+import { SqliteSignalStore } from './sqlite-signal-store.js';
 import { SqliteSnapshotStore } from './sqlite-snapshot-store.js';
 import { SqliteTimerStore } from './sqlite-timer-store.js';
 
@@ -21,6 +22,7 @@ export interface SqliteStores extends Stores {
   snapshots: SqliteSnapshotStore;
   timers: SqliteTimerStore;
   leases: SqliteLeaseStore;
+  signals: SqliteSignalStore;
   close(): Promise<void>;
 }
 
@@ -48,6 +50,7 @@ export function openSqliteStores(options: SqliteStoresOptions): SqliteStores {
     snapshots: new SqliteSnapshotStore(db),
     timers: new SqliteTimerStore(db),
     leases: new SqliteLeaseStore(db),
+    signals: new SqliteSignalStore(db),
     close() {
       closing ??= events.drain().then(() => {
         db.close();

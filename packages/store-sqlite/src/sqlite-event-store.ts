@@ -10,6 +10,7 @@ import {
   encodeCursor,
   GroupCommit,
   type ListExecutionsQuery,
+  listLimit,
   StorageWriteError,
   type StoredEvent,
 } from '@skein/workflow-runtime';
@@ -104,7 +105,7 @@ export class SqliteEventStore implements EventStore {
   }
 
   async listExecutions(query: ListExecutionsQuery = {}): Promise<ExecutionPage> {
-    const limit = query.limit ?? 100;
+    const limit = listLimit(query.limit);
     const after = query.cursor === undefined ? '' : decodeCursor(query.cursor);
     const rows = this.page(query, after, limit + 1);
     if (rows.length <= limit) return { items: rows };

@@ -1,5 +1,11 @@
 /** The SQLite stores pass every conformance suite, on a real file, in both durability modes. */
-import { eventStoreSuite, leaseStoreSuite, snapshotStoreSuite, timerStoreSuite } from '@skein/conformance';
+import {
+  eventStoreSuite,
+  leaseStoreSuite,
+  signalStoreSuite,
+  snapshotStoreSuite,
+  timerStoreSuite,
+} from '@skein/conformance';
 import { openTempStores } from './temp-stores.js';
 
 for (const durability of ['full', 'normal'] as const) {
@@ -8,3 +14,4 @@ for (const durability of ['full', 'normal'] as const) {
 snapshotStoreSuite({ name: 'sqlite', open: () => openTempStores() });
 timerStoreSuite({ name: 'sqlite', open: () => openTempStores() });
 leaseStoreSuite({ name: 'sqlite', open: () => openTempStores() });
+signalStoreSuite({ name: 'sqlite', open: () => openTempStores() });

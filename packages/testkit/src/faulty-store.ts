@@ -138,6 +138,8 @@ export function faultyStore(inner: Stores, plan?: FaultPlan): FaultyStores {
     snapshots: wrapSnapshots(inner.snapshots, state),
     timers: wrapTimers(inner.timers, state),
     leases: wrapLeases(inner.leases, state),
+    // The signal inbox is no log write: it passes through unfaulted.
+    signals: inner.signals,
     close() {},
     get writes() {
       return state.writes;

@@ -1,5 +1,6 @@
 /** The `ctx` a workflow body receives. Every call is recorded and replayed by position. */
 import type { RetryPolicy } from './retry.js';
+import type { Schema, WorkflowDefinition } from './workflow.js';
 
 /** What a step function receives. */
 export interface StepInfo {
@@ -16,6 +17,23 @@ export interface StepOptions {
   retry?: RetryPolicy;
   /** An attempt that runs longer fails with `StepTimeoutError` (default: no limit). */
   timeoutMs?: number;
+}
+
+/** Options of {@link WorkflowContext.waitForSignal}. */
+export interface WaitForSignalOptions<T> {
+  /** Schema the payload is parsed with (default: the one declared in `defineWorkflow({ signals })`). */
+  schema?: Schema<T>;
+  /**
+   * Give up after this many milliseconds and resolve `undefined` (default: wait forever). The
+   * timeout is a durable timer: it fires after a restart too.
+   */
+  timeoutMs?: number;
+}
+
+/** Options of {@link WorkflowContext.child}. */
+export interface ChildOptions {
+  /** Id of the child execution (default: `<parent id>-child-<position>`, deterministic). */
+  executionId?: string;
 }
 
 /** The workflow's view of its execution. */
@@ -46,4 +64,27 @@ export interface WorkflowContext {
    * it on old code.
    */
   patched(id: string): boolean;
+  /**
+   * Wait for the oldest signal `name` sent to this execution and not yet consumed, and
+   * resolve with its payload. With `timeoutMs`, resolve `undefined` when none arrives in time.
+   * While it waits the execution suspends and holds no worker; `runtime.signal` wakes it.
+   * @example
+   * const ok = await ctx.waitForSignal('approve', { schema: z.boolean(), timeoutMs: 86_400_000 });
+   * if (ok !== true) return 'rejected'; // false, or undefined on timeout
+   */
+  waitForSignal<T = unknown>(
+    name: string,
+    options: WaitForSignalOptions<T> & { timeoutMs: number },
+  ): Promise<T | undefined>;
+  waitForSignal<T = unknown>(name: string, options?: WaitForSignalOptions<T>): Promise<T>;
+  /**
+   * Start `workflow` as a child execution (once: replay and recovery never start a second
+   * one) and resolve with its output; reject with `ChildFailedError` when it ends otherwise.
+   * The parent suspends while the child runs.
+   */
+  child<In, Out, Raw>(
+    workflow: WorkflowDefinition<In, Out, Raw>,
+    input: Raw,
+    options?: ChildOptions,
+  ): Promise<Out>;
 }

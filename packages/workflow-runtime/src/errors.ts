@@ -203,10 +203,13 @@ export class UnknownWorkflowError extends SkeinError {
     readonly workflow: string,
     readonly version: number | undefined,
     readonly registered: readonly string[],
+    /** The execution that needs it, when one does (an execution pinned to an unregistered version). */
+    readonly executionId?: string,
   ) {
     super(
       'UNKNOWN_WORKFLOW',
-      `workflow "${workflow}"${version === undefined ? '' : ` version ${version}`} is not registered` +
+      `${executionId === undefined ? '' : `execution "${executionId}": `}` +
+        `workflow "${workflow}"${version === undefined ? '' : ` version ${version}`} is not registered` +
         ` (registered: ${registered.length === 0 ? 'none' : registered.join(', ')})`,
     );
   }
@@ -294,6 +297,66 @@ export class RuntimeClosedError extends SkeinError {
   }
 }
 
+/** The execution has ended; a signal or another request that needs it running is refused. */
+export class ExecutionFinishedError extends SkeinError {
+  constructor(
+    readonly executionId: string,
+    readonly status: string,
+    readonly operation: string,
+  ) {
+    super(
+      'EXECUTION_FINISHED',
+      `execution "${executionId}" is ${status}; ${operation} refused (nothing was written)`,
+    );
+  }
+}
+
+/** A signal name the workflow does not declare in `defineWorkflow({ signals })`. */
+export class UnknownSignalError extends SkeinError {
+  constructor(
+    readonly executionId: string,
+    readonly workflow: string,
+    readonly signal: string,
+    readonly declared: readonly string[],
+  ) {
+    super(
+      'UNKNOWN_SIGNAL',
+      `execution "${executionId}": workflow "${workflow}" declares no signal "${signal}"` +
+        ` (declared: ${declared.length === 0 ? 'none' : declared.join(', ')})`,
+    );
+  }
+}
+
+/**
+ * Thrown into the workflow at its next context call once `runtime.cancel` was requested. The
+ * workflow may run cleanup in `finally`; the execution ends `cancelled` whatever it returns.
+ */
+export class CancelledError extends SkeinError {
+  constructor(
+    readonly executionId: string,
+    readonly reason: string,
+  ) {
+    super('CANCELLED', `execution "${executionId}" was cancelled: ${reason}`);
+  }
+}
+
+/** A child started with `ctx.child` ended other than `completed`; `cause` is its recorded error. */
+export class ChildFailedError extends SkeinError {
+  constructor(
+    readonly executionId: string,
+    readonly childId: string,
+    readonly status: string,
+    options?: { cause?: unknown },
+  ) {
+    const detail = options?.cause instanceof Error ? `: ${options.cause.message}` : '';
+    super(
+      'CHILD_FAILED',
+      `execution "${executionId}": child "${childId}" ended ${status}${detail}`,
+      options,
+    );
+  }
+}
+
 /** Stable codes of the errors above, for matching without classes. */
 export const ErrorCodes = {
   DuplicateSequence: 'DUPLICATE_SEQUENCE',
@@ -315,4 +378,8 @@ export const ErrorCodes = {
   StepTimeout: 'STEP_TIMEOUT',
   ExecutionFailed: 'EXECUTION_FAILED',
   RuntimeClosed: 'RUNTIME_CLOSED',
+  ExecutionFinished: 'EXECUTION_FINISHED',
+  UnknownSignal: 'UNKNOWN_SIGNAL',
+  Cancelled: 'CANCELLED',
+  ChildFailed: 'CHILD_FAILED',
 } as const;

@@ -164,8 +164,11 @@ export interface TimerScheduledPayload {
   name: string;
   timerId: string;
   dueAt: number;
-  /** `sleep` for ctx.sleep, `retry` for a step's next attempt. */
-  purpose: 'sleep' | 'retry';
+  /**
+   * `sleep` for ctx.sleep, `retry` for a step's next attempt, `signal` for the timeout of
+   * ctx.waitForSignal, `child` for the periodic re-check of a child ctx.child waits on.
+   */
+  purpose: 'sleep' | 'retry' | 'signal' | 'child';
 }
 
 /** Payload of `TIMER_FIRED`. */
@@ -184,6 +187,43 @@ export interface TakeoverPayload {
 export interface SuspendedPayload {
   reason: string;
   wakeAt?: number;
+  /** Names of the signals a `ctx.waitForSignal` waits for (a sender wakes the execution). */
+  signals?: string[];
+  /** Ids of the children a `ctx.child` waits for (their end wakes the execution). */
+  children?: string[];
+}
+
+/** Payload of `SIGNAL_RECEIVED`: the signal consumed at `position`, taken from the inbox. */
+export interface SignalReceivedPayload {
+  position: number;
+  name: string;
+  signalId: string;
+  payload: unknown;
+}
+
+/** Payload of `CHILD_STARTED`: recorded once the child's seq 0 is durable. */
+export interface ChildStartedPayload {
+  position: number;
+  /** Workflow name of the child (the call's name). */
+  name: string;
+  childId: string;
+  version: number;
+}
+
+/** Payload of `CHILD_SETTLED`: the child's terminal state, as the parent observed it. */
+export interface ChildSettledPayload {
+  position: number;
+  childId: string;
+  status: ExecutionStatus;
+  output?: unknown;
+  error?: unknown;
+}
+
+/** Payload of `CANCEL_REQUESTED`. */
+export interface CancelRequestedPayload {
+  reason: string;
+  /** The fence the cancellation took the execution over with. */
+  fence: number;
 }
 
 /** Payload of `EXECUTION_COMPLETED`. */

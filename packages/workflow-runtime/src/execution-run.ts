@@ -4,8 +4,17 @@
  * settled returns its recorded value, and a new call records before the workflow moves on.
  */
 import { encode } from './codec.js';
-import type { StepInfo, StepOptions, WorkflowContext } from './context-api.js';
+import type {
+  ChildOptions,
+  StepInfo,
+  StepOptions,
+  WaitForSignalOptions,
+  WorkflowContext,
+} from './context-api.js';
+import { cancellationAt } from './cancellation.js';
+import { callChild } from './child-call.js';
 import {
+  CancelledError,
   NonDeterminismError,
   NonRetryableError,
   PayloadTooLargeError,
@@ -18,19 +27,28 @@ import type { CallRecord, ExecutionState } from './fold.js';
 import { newId } from './ids.js';
 import type { LogWriter } from './log-writer.js';
 import { resolveRetryPolicy, retryDelay } from './retry.js';
+import type { Awaiting, RunFeatures, RunInternals } from './run-features.js';
+import { waitForSignal } from './signal-wait.js';
 import type { Timer } from './spi.js';
-import { type AnyWorkflow, parseWith } from './workflow.js';
+import { type AnyWorkflow, parseWith, type WorkflowDefinition } from './workflow.js';
 
-/** How a run ended: at a terminal state, or suspended until `wakeAt`. */
+/** How a run ended: at a terminal state, or suspended until `wakeAt` (and what else it waits for). */
 export type RunOutcome =
   | { kind: 'terminal'; state: ExecutionState }
-  | { kind: 'suspended'; state: ExecutionState; wakeAt: number | undefined };
+  | {
+      kind: 'suspended';
+      state: ExecutionState;
+      wakeAt: number | undefined;
+      awaiting?: { signals: string[]; children: string[] };
+    };
 
 /** What a run needs from its runtime. */
 export interface RunHost {
   clock(): number;
   /** Make durable timers exist before the execution suspends on them. */
   scheduleTimers(timers: Timer[]): Promise<void>;
+  /** Signals, children and cancellation of children (without it those context calls throw). */
+  features?: RunFeatures;
 }
 
 const never = new Promise<never>(() => {});
@@ -44,7 +62,9 @@ export class ExecutionRun implements WorkflowContext {
   readonly version: number;
   private cursor = 0;
   private inFlight = 0;
-  private readonly waits: { wakeAt: number; timer?: Timer }[] = [];
+  private readonly waits: { wakeAt?: number; timer?: Timer; signal?: string; child?: string }[] = [];
+  /** True once this run threw `CancelledError` at a call at or past the cancel boundary. */
+  private cancelDelivered = false;
   private suspendCheck = false;
   private resolveSuspend!: () => void;
   private readonly suspend = new Promise<'suspend'>((resolve) => {
@@ -54,6 +74,8 @@ export class ExecutionRun implements WorkflowContext {
   private ended = false;
   /** Timers this run saw fire; the runtime deletes their rows once the run is durable. */
   readonly firedTimers: string[] = [];
+  /** Signals this run consumed; the runtime deletes them from the inbox once the run is durable. */
+  readonly consumedSignals: string[] = [];
 
   constructor(
     private readonly host: RunHost,
@@ -79,6 +101,12 @@ export class ExecutionRun implements WorkflowContext {
     try {
       this.throwIfAborted();
       if (settled === 'suspend') return await this.suspendNow();
+      const cancel = this.state.cancel;
+      // Cancellation ends the execution cancelled whatever the body did with CancelledError.
+      if (cancel !== undefined) {
+        const error = new CancelledError(this.executionId, cancel.reason);
+        return await this.end('EXECUTION_CANCELLED', { error, reason: cancel.reason });
+      }
       if (!settled.ok) return await this.end('EXECUTION_FAILED', { error: recordableError(settled.error) });
       this.checkReachedEnd();
       return await this.complete(settled.value);
@@ -122,6 +150,51 @@ export class ExecutionRun implements WorkflowContext {
 
   uuid(): string {
     return this.recorded('uuid', () => globalThis.crypto.randomUUID()) as string;
+  }
+
+  waitForSignal<T = unknown>(
+    name: string,
+    options: WaitForSignalOptions<T> & { timeoutMs: number },
+  ): Promise<T | undefined>;
+  waitForSignal<T = unknown>(name: string, options?: WaitForSignalOptions<T>): Promise<T>;
+  waitForSignal<T = unknown>(name: string, options: WaitForSignalOptions<T> = {}): Promise<T | undefined> {
+    return waitForSignal(this.internals(), name, options);
+  }
+
+  child<In, Out, Raw>(
+    workflow: WorkflowDefinition<In, Out, Raw>,
+    input: Raw,
+    options: ChildOptions = {},
+  ): Promise<Out> {
+    return callChild(this.internals(), workflow, input, options) as Promise<Out>;
+  }
+
+  /** The run as the signal and child calls see it (they live in their own files). */
+  private internals(): RunInternals {
+    return {
+      executionId: this.executionId,
+      workflow: this.workflow,
+      writer: this.writer,
+      host: this.host,
+      consumedSignals: this.consumedSignals,
+      state: () => this.state,
+      next: (kind, name) => this.next(kind, name),
+      peek: () => this.state.calls[this.cursor],
+      block: (wakeAt, timerId, awaiting) => this.block(wakeAt, timerId, awaiting),
+      track: (work) => this.track(work),
+      fireTimer: (timerId, position) => this.fireTimer(timerId, position),
+    };
+  }
+
+  /** Count `work` as in flight (the run does not suspend meanwhile); check the run is usable after. */
+  private async track<T>(work: () => Promise<T>): Promise<T> {
+    this.inFlight += 1;
+    try {
+      return await work();
+    } finally {
+      this.inFlight -= 1;
+      this.assertUsable();
+    }
   }
 
   patched(id: string): boolean {
@@ -267,15 +340,25 @@ export class ExecutionRun implements WorkflowContext {
       this.fatal = new NonDeterminismError(this.executionId, position, record, { kind, name });
       throw this.fatal;
     }
+    const cancel = this.state.cancel;
+    if (cancel !== undefined) {
+      const cancelled = cancellationAt(cancel, kind, position, record, this.cancelDelivered);
+      if (cancelled) {
+        this.cancelDelivered = true;
+        throw new CancelledError(this.executionId, cancel.reason);
+      }
+    }
     return { position, record };
   }
 
-  private block(wakeAt: number, timerId: string | undefined): Promise<never> {
-    this.waits.push(
-      timerId === undefined
-        ? { wakeAt }
-        : { wakeAt, timer: { timerId, executionId: this.executionId, dueAt: wakeAt } },
-    );
+  private block(wakeAt: number | undefined, timerId: string | undefined, awaiting?: Awaiting): Promise<never> {
+    this.waits.push({
+      ...(wakeAt === undefined ? {} : { wakeAt }),
+      ...(timerId === undefined || wakeAt === undefined
+        ? {}
+        : { timer: { timerId, executionId: this.executionId, dueAt: wakeAt } }),
+      ...awaiting,
+    });
     this.scheduleSuspendCheck();
     return never;
   }
@@ -293,14 +376,25 @@ export class ExecutionRun implements WorkflowContext {
   private async suspendNow(): Promise<RunOutcome> {
     const timers = this.waits.flatMap((wait) => (wait.timer === undefined ? [] : [wait.timer]));
     await this.host.scheduleTimers(timers);
-    const wakeAt = Math.min(...this.waits.map((wait) => wait.wakeAt));
-    const state = this.writer.record(
-      'EXECUTION_SUSPENDED',
-      { reason: 'waiting for a timer', wakeAt },
-      'suspension',
-    );
+    const dues = this.waits.flatMap((wait) => (wait.wakeAt === undefined ? [] : [wait.wakeAt]));
+    const wakeAt = dues.length === 0 ? undefined : Math.min(...dues);
+    const signals = this.waits.flatMap((wait) => (wait.signal === undefined ? [] : [wait.signal]));
+    const children = this.waits.flatMap((wait) => (wait.child === undefined ? [] : [wait.child]));
+    if (signals.length === 0 && children.length === 0) {
+      const state = this.writer.record(
+        'EXECUTION_SUSPENDED',
+        { reason: 'waiting for a timer', wakeAt },
+        'suspension',
+      );
+      await this.writer.flush();
+      return { kind: 'suspended', state, wakeAt };
+    }
+    const awaiting = { signals: [...new Set(signals)], children: [...new Set(children)] };
+    const reason = signals.length > 0 ? 'waiting for a signal' : 'waiting for a child';
+    const payload = { reason, ...(wakeAt === undefined ? {} : { wakeAt }), ...awaiting };
+    const state = this.writer.record('EXECUTION_SUSPENDED', payload, 'suspension');
     await this.writer.flush();
-    return { kind: 'suspended', state, wakeAt };
+    return { kind: 'suspended', state, wakeAt, awaiting };
   }
 
   private async complete(value: unknown): Promise<RunOutcome> {
@@ -326,7 +420,10 @@ export class ExecutionRun implements WorkflowContext {
     }
   }
 
-  private async end(type: 'EXECUTION_COMPLETED' | 'EXECUTION_FAILED', payload: object): Promise<RunOutcome> {
+  private async end(
+    type: 'EXECUTION_COMPLETED' | 'EXECUTION_FAILED' | 'EXECUTION_CANCELLED',
+    payload: object,
+  ): Promise<RunOutcome> {
     const state = this.writer.record(
       type,
       payload,

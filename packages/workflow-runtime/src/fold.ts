@@ -4,6 +4,9 @@
  */
 import type {
   CallKind,
+  CancelRequestedPayload,
+  ChildSettledPayload,
+  ChildStartedPayload,
   CompletedPayload,
   EndedPayload,
   EventType,
@@ -11,7 +14,9 @@ import type {
   StartedPayload,
   StepCompletedPayload,
   StepFailedPayload,
+  SignalReceivedPayload,
   StepStartedPayload,
+  SuspendedPayload,
   TimerFiredPayload,
   TimerScheduledPayload,
 } from './events.js';
@@ -36,6 +41,10 @@ export interface CallRecord {
   /** When the next attempt or the timer is due (ms since the epoch). */
   wakeAt?: number;
   timerId?: string;
+  /** `ctx.child`: id of the child execution, once `CHILD_STARTED` is recorded. */
+  childId?: string;
+  /** `ctx.child`: terminal status of a child that did not complete. */
+  childStatus?: ExecutionStatus;
 }
 
 /** A step whose output is in the log. */
@@ -80,6 +89,16 @@ export interface ExecutionState {
   timers: PendingTimer[];
   /** Times the execution was taken over after an interruption (`EXECUTION_RECOVERED`). */
   recoveries: number;
+  /** Ids of the signals consumed (`SIGNAL_RECEIVED`); a signal is never consumed twice. */
+  consumedSignals?: string[];
+  /** What a suspended execution waits for besides timers (from `EXECUTION_SUSPENDED`). */
+  awaiting?: { signals: string[]; children: string[] };
+  /**
+   * Set by the first `CANCEL_REQUESTED`: its reason, and `boundary`, the number of call
+   * positions the log held then. A call below it that had not settled, and the first call at
+   * or past it, throw `CancelledError` (adr/0008).
+   */
+  cancel?: { reason: string; boundary: number };
 }
 
 /** The minimum an event needs to be folded. */
@@ -162,8 +181,10 @@ function applyPayload(state: ExecutionState, type: EventType, payload: unknown):
     }
     case 'TIMER_SCHEDULED': {
       const p = payload as TimerScheduledPayload;
-      const call = callAt(state, p.position, 'sleep', p.name);
-      call.status = 'scheduled';
+      const kind = p.purpose === 'signal' || p.purpose === 'child' ? p.purpose : 'sleep';
+      const call = callAt(state, p.position, kind, p.name);
+      // A child's re-check timer leaves the call `started`: the child is what it waits for.
+      if (kind !== 'child') call.status = 'scheduled';
       call.wakeAt = p.dueAt;
       call.timerId = p.timerId;
       state.timers.push({ timerId: p.timerId, position: p.position, dueAt: p.dueAt });
@@ -173,10 +194,29 @@ function applyPayload(state: ExecutionState, type: EventType, payload: unknown):
       const p = payload as TimerFiredPayload;
       state.timers = state.timers.filter((timer) => timer.timerId !== p.timerId);
       const call = state.calls[p.position];
-      if (call !== undefined && call.kind === 'sleep') call.status = 'fired';
+      if (call?.kind === 'sleep' || call?.kind === 'signal') call.status = 'fired';
+      else if (call?.kind === 'child') clearTimer(call);
       return;
     }
+    case 'SIGNAL_RECEIVED':
+    case 'CHILD_STARTED':
+    case 'CHILD_SETTLED':
+      applyFeatureCall(state, type, payload);
+      return;
+    case 'EXECUTION_SUSPENDED': {
+      const p = payload as SuspendedPayload;
+      if (p.signals !== undefined || p.children !== undefined)
+        state.awaiting = { signals: p.signals ?? [], children: p.children ?? [] };
+      return;
+    }
+    case 'EXECUTION_RESUMED':
+      delete state.awaiting;
+      return;
+    case 'CANCEL_REQUESTED':
+      state.cancel ??= { reason: (payload as CancelRequestedPayload).reason, boundary: state.calls.length };
+      return;
     case 'EXECUTION_RECOVERED':
+      delete state.awaiting;
       state.recoveries += 1;
       return;
     case 'EXECUTION_COMPLETED':
@@ -190,6 +230,53 @@ function applyPayload(state: ExecutionState, type: EventType, payload: unknown):
     default:
       return;
   }
+}
+
+/** `SIGNAL_RECEIVED`, `CHILD_STARTED` and `CHILD_SETTLED`: the calls of signals and children. */
+function applyFeatureCall(state: ExecutionState, type: EventType, payload: unknown): void {
+  if (type === 'SIGNAL_RECEIVED') {
+    const p = payload as SignalReceivedPayload;
+    const call = callAt(state, p.position, 'signal', p.name);
+    call.status = 'completed';
+    call.output = p.payload;
+    dropTimer(state, call);
+    state.consumedSignals ??= [];
+    state.consumedSignals.push(p.signalId);
+    return;
+  }
+  if (type === 'CHILD_STARTED') {
+    const p = payload as ChildStartedPayload;
+    const call = callAt(state, p.position, 'child', p.name);
+    call.status = 'started';
+    call.childId = p.childId;
+    return;
+  }
+  const p = payload as ChildSettledPayload;
+  const call = state.calls[p.position];
+  if (call === undefined) return;
+  dropTimer(state, call);
+  if (p.status === 'completed') {
+    call.status = 'completed';
+    call.output = p.output;
+  } else {
+    call.status = 'failed';
+    call.childStatus = p.status;
+    call.error = p.error;
+  }
+}
+
+/** Forget the timer a call waited on: it no longer wakes the execution. */
+function dropTimer(state: ExecutionState, call: CallRecord): void {
+  if (call.timerId !== undefined) {
+    const timerId = call.timerId;
+    state.timers = state.timers.filter((timer) => timer.timerId !== timerId);
+  }
+  clearTimer(call);
+}
+
+function clearTimer(call: CallRecord): void {
+  delete call.timerId;
+  delete call.wakeAt;
 }
 
 function applyCompleted(state: ExecutionState, p: StepCompletedPayload): void {

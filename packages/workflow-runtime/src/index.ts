@@ -7,13 +7,24 @@ export {
   type ExecutionHead,
   InvalidAppendError,
 } from './append-checks.js';
+export type { CancelResult } from './cancellation.js';
+export { defaultChildId } from './child-call.js';
 export { assertPayloadSize, DEFAULT_MAX_PAYLOAD_BYTES, decode, encode, encodedBytes } from './codec.js';
-export type { StepInfo, StepOptions, WorkflowContext } from './context-api.js';
+export type {
+  ChildOptions,
+  StepInfo,
+  StepOptions,
+  WaitForSignalOptions,
+  WorkflowContext,
+} from './context-api.js';
 export { decodeCursor, encodeCursor } from './cursor.js';
 export { type DeadLetterDeps, deadLetterExecution } from './dead-letter.js';
 export * from './errors.js';
 export {
   type CallKind,
+  type CancelRequestedPayload,
+  type ChildSettledPayload,
+  type ChildStartedPayload,
   type CompletedPayload,
   type EndedPayload,
   type Envelope,
@@ -24,6 +35,7 @@ export {
   isEventType,
   isTerminalStatus,
   isTerminalType,
+  type SignalReceivedPayload,
   type StartedPayload,
   type StepCompletedPayload,
   type StepFailedPayload,
@@ -47,6 +59,7 @@ export {
 } from './fold.js';
 export { type FlushBatch, GroupCommit, type GroupCommitOptions, type Outcome } from './group-commit.js';
 export { MAX_EXECUTION_ID_LENGTH, newId } from './ids.js';
+export { type ExecutionListItem, type ListPage, type ListQuery, listExecutions } from './inspection.js';
 export {
   DEFAULT_LEASE_TTL_MS,
   ExecutionLeases,
@@ -54,11 +67,13 @@ export {
   executionLeaseKey,
   type LeaseOptions,
 } from './leases.js';
+export { DEFAULT_LIST_LIMIT, listLimit } from './list-limit.js';
 export { loadState, readHistory, toEnvelope } from './load-state.js';
 export {
   MemoryEventStore,
   type MemoryEventStoreOptions,
   MemoryLeaseStore,
+  MemorySignalStore,
   MemorySnapshotStore,
   MemoryTimerStore,
   openMemoryStores,
@@ -81,6 +96,7 @@ export {
   type StartOptions,
   type WorkflowHandle,
 } from './runtime.js';
+export type { SignalOptions, SignalResult } from './signal-send.js';
 export type {
   AppendRequest,
   AppendResult,
@@ -92,6 +108,8 @@ export type {
   Lease,
   LeaseStore,
   ListExecutionsQuery,
+  Signal,
+  SignalStore,
   Snapshot,
   SnapshotStore,
   Stores,

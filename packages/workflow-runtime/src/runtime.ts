@@ -4,6 +4,7 @@
  * fence when it is pending or running, and write nothing when it is terminal.
  */
 import { z } from 'zod';
+import { type CancelResult, cancelExecution } from './cancellation.js';
 import { assertPayloadSize, DEFAULT_MAX_PAYLOAD_BYTES, encode } from './codec.js';
 import { deadLetterExecution } from './dead-letter.js';
 import {
@@ -17,9 +18,13 @@ import { type Envelope, isTerminalStatus, type StartedPayload } from './events.j
 import { ExecutionRun, type RunOutcome } from './execution-run.js';
 import type { ExecutionState } from './fold.js';
 import { MAX_EXECUTION_ID_LENGTH, newId } from './ids.js';
+import { type ListPage, type ListQuery, listExecutions } from './inspection.js';
 import { DEFAULT_LEASE_TTL_MS, ExecutionLeases, type LeaseOptions } from './leases.js';
 import { loadState, readHistory, saveSnapshot } from './load-state.js';
 import { LogWriter } from './log-writer.js';
+import type { RunFeatures } from './run-features.js';
+import { afterFeatureRun, type FeatureDeps, runFeatures, type TakeoverEvent } from './runtime-features.js';
+import { type SignalOptions, type SignalResult, sendSignal } from './signal-send.js';
 import type { Stores, Timer } from './spi.js';
 import { WakeTimers } from './wake-timers.js';
 import { type AnyWorkflow, parseWith, type WorkflowDefinition, WorkflowRegistry } from './workflow.js';
@@ -45,6 +50,12 @@ export interface RuntimeOptions {
    * (default: off; `Supervisor` and worker setups turn it on). See `docs/supervision.md`.
    */
   lease?: LeaseOptions;
+  /**
+   * How often a parent waiting in `ctx.child` re-checks its child, should the child's wake-up
+   * be lost (a crash between the child's end and the wake-up): the bound on how late the
+   * parent notices, given a node that fires its timers (default: 60 000).
+   */
+  childRecheckMs?: number;
 }
 
 /** Options of `execute` (dispatch and worker runtimes pass them; see `docs/dispatch.md`). */
@@ -130,6 +141,8 @@ export class Runtime {
   /** Lease time-to-live when leases are on; undefined when they are off. */
   readonly leaseTtlMs: number | undefined;
   private closed = false;
+  private readonly features: FeatureDeps;
+  private readonly runFeatures: RunFeatures;
 
   constructor(options: RuntimeOptions) {
     this.stores = options.stores;
@@ -153,6 +166,8 @@ export class Runtime {
             clock: this.clock,
             onError: this.onError,
           });
+    this.features = this.featureDeps(options.childRecheckMs ?? 60_000);
+    this.runFeatures = runFeatures(this.features);
   }
 
   /** The registered definition of `workflow` at `version` (default: newest). */
@@ -260,6 +275,54 @@ export class Runtime {
     return this.continueExecution(current);
   }
 
+  /**
+   * Send signal `name` with `payload` to an execution. Refuses before anything is written:
+   * an unknown execution (`ExecutionNotFoundError`), an ended one (`ExecutionFinishedError`),
+   * a name the workflow does not declare (`UnknownSignalError`), a payload failing the
+   * declared schema (`InvalidInputError`) or over `maxPayloadBytes` (`PayloadTooLargeError`).
+   * An accepted signal waits in the inbox for `ctx.waitForSignal`; a suspended execution
+   * waiting for it is woken here.
+   * @example
+   * await runtime.signal('order-42', 'approve', true);
+   */
+  signal(
+    executionId: string,
+    name: string,
+    payload: unknown,
+    options: SignalOptions = {},
+  ): Promise<SignalResult> {
+    this.assertOpen();
+    return sendSignal(this.features, executionId, name, payload, options);
+  }
+
+  /**
+   * Cancel an execution: take it over, record `CANCEL_REQUESTED`, and run it so the workflow
+   * sees `CancelledError` at its next context call (cleanup in `finally` still runs), ending
+   * `EXECUTION_CANCELLED`; unsettled children are cancelled too. Resolves once the request is
+   * durable. A finished execution is left alone: `{ cancelled: false, status }`.
+   */
+  cancel(executionId: string, reason: string): Promise<CancelResult> {
+    this.assertOpen();
+    const id = parseWith(executionIdSchema, executionId, 'executionId', 'executionId');
+    const why = parseWith(z.string().min(1), reason, 'cancel reason', 'reason');
+    return cancelExecution(this.features, id, why);
+  }
+
+  /**
+   * A page of executions ordered by id, filtered by status and workflow; pass `nextCursor`
+   * back as `cursor` for the next page.
+   * @example
+   * const { items, nextCursor } = await runtime.list({ status: 'suspended', limit: 50 });
+   */
+  list(query: ListQuery = {}): Promise<ListPage> {
+    return listExecutions(this.stores.events, this.registry, query);
+  }
+
+  /** Ids of the executions with a run in progress in this runtime (a suspended one has none). */
+  activeExecutions(): string[] {
+    return [...this.active.keys()];
+  }
+
   /** A handle on an execution by id (it need not exist yet). */
   handle<Out = unknown>(executionId: string): WorkflowHandle<Out> {
     return {
@@ -340,12 +403,13 @@ export class Runtime {
     input: unknown,
     run: boolean,
     given?: number,
+    parentId?: string,
   ): Promise<Bootstrapped> {
     for (let attempt = 1; ; attempt++) {
       try {
         const fence =
           given ?? (attempt === 1 ? BOOTSTRAP_FENCE : await this.stores.events.acquireFence(executionId));
-        return await this.bootstrap(definition, executionId, input, run, fence);
+        return await this.bootstrap(definition, executionId, input, run, fence, parentId);
       } catch (error) {
         // A caller's fence is the caller's to retry (a dispatcher allocates a new one).
         if (!(error instanceof StartFencedOutError) || attempt >= START_RETRIES || given !== undefined)
@@ -367,9 +431,11 @@ export class Runtime {
     rawInput: unknown,
     run: boolean,
     fence: number,
+    parentId?: string,
   ): Promise<Bootstrapped> {
     const input = parseWith(definition.input, rawInput, `input of workflow "${definition.name}"`, 'input');
     const started: StartedPayload = { workflow: definition.name, version: definition.version, input };
+    if (parentId !== undefined) started.parentId = parentId;
     assertPayloadSize(
       executionId,
       `input of workflow "${definition.name}"`,
@@ -412,10 +478,44 @@ export class Runtime {
     return state.timers.some((timer) => timer.dueAt <= now);
   }
 
+  /** Take `current` over under `fence`: record `events` first, then replay and run it in the background. */
+  private takeOver(
+    current: ExecutionState,
+    fence: number,
+    events: readonly TakeoverEvent[],
+  ): { outcome: Promise<RunOutcome>; firstAppend: Promise<void> } {
+    const definition = this.registry.get(current.workflow, current.version);
+    const writer = this.writer(current.executionId, current.workflow, fence, current.sequence + 1, current);
+    for (const event of events) writer.record(event.type, event.payload, 'takeover');
+    return { outcome: this.launch(definition, writer), firstAppend: writer.firstAppend };
+  }
+
+  /** What signals, children and cancellation need from this runtime (see runtime-features.ts). */
+  private featureDeps(childRecheckMs: number): FeatureDeps {
+    return {
+      stores: this.stores,
+      registry: this.registry,
+      clock: this.clock,
+      maxPayloadBytes: this.maxPayloadBytes,
+      childRecheckMs,
+      onError: this.onError,
+      loadState: (id) => this.loadState(id),
+      isActive: (id) => this.active.has(id),
+      takeOver: (current, fence, events) => this.takeOver(current, fence, events),
+      startChild: (definition, childId, input, parentId) =>
+        this.bootstrapWithRetry(definition, childId, input, true, undefined, parentId),
+      cancel: (id, reason) => this.cancel(id, reason),
+    };
+  }
+
   /** Run the body in the background; track it so `result()` and `close()` can wait for it. */
   private launch(definition: AnyWorkflow, writer: LogWriter): Promise<RunOutcome> {
     const run = new ExecutionRun(
-      { clock: this.clock, scheduleTimers: (timers) => this.scheduleTimers(timers) },
+      {
+        clock: this.clock,
+        scheduleTimers: (timers) => this.scheduleTimers(timers),
+        features: this.runFeatures,
+      },
       definition,
       writer,
     );
@@ -423,6 +523,7 @@ export class Runtime {
     const releaseLease = this.leases?.hold(executionId, writer.fence, writer.firstAppend);
     const ran = run.run().then(async (result) => {
       await this.afterRun(executionId, run, result);
+      await afterFeatureRun(this.features, definition, run, result);
       return result;
     });
     const outcome = releaseLease === undefined ? ran : ran.finally(releaseLease);

@@ -52,7 +52,7 @@ export interface ListExecutionsQuery {
   status?: readonly ExecutionStatus[];
   /** Only executions of this workflow (default: all). */
   workflow?: string;
-  /** Page size (default: 100). */
+  /** Page size, an integer >= 1 (default: 100); a store refuses 0 or less with `InvalidInputError`. */
   limit?: number;
   /** Opaque cursor from the previous page's `nextCursor`. */
   cursor?: string;
@@ -168,12 +168,40 @@ export interface LeaseStore {
   listExpired(now: number, limit: number): Promise<Lease[]>;
 }
 
+/** A signal waiting in an execution's inbox for the `ctx.waitForSignal` that consumes it. */
+export interface Signal {
+  /** Unique id (a ULID unless the sender chose one); sending the same id again is a no-op. */
+  signalId: string;
+  executionId: string;
+  name: string;
+  /** The codec's encoding of the payload. */
+  payload: string;
+  /** Milliseconds since the epoch. */
+  sentAt: number;
+}
+
+/**
+ * The signal inbox: accepted signals wait here, outside the log, until a run consumes them
+ * (it records `SIGNAL_RECEIVED` in the log, then completes the row). Sending needs no fence,
+ * so a signal never fences out the execution's holder.
+ */
+export interface SignalStore {
+  /** Keep a signal; a `signalId` already in the inbox is left as it is (the first send stands). */
+  send(signal: Signal): Promise<void>;
+  /** The signals of one execution still in the inbox, oldest (first sent) first. */
+  pending(executionId: string): Promise<Signal[]>;
+  /** Delete a signal (it was consumed, or its execution ended); unknown ids are ignored. */
+  complete(signalId: string): Promise<void>;
+}
+
 /** The stores one runtime works on. */
 export interface Stores {
   events: EventStore;
   snapshots: SnapshotStore;
   timers: TimerStore;
   leases: LeaseStore;
+  /** The signal inbox (`runtime.signal` writes it, `ctx.waitForSignal` consumes it). */
+  signals: SignalStore;
   /** Release connections and files. */
   close(): void | Promise<void>;
 }

@@ -16,6 +16,12 @@ export interface WorkflowSpec<In, Out, Raw = In> {
   input: Schema<In, Raw>;
   /** Schema of the output, checked before the execution completes (default: none). */
   output?: Schema<Out>;
+  /**
+   * Signals the workflow accepts, by name, with the schema of each payload: `runtime.signal`
+   * refuses an undeclared name or a payload that fails its schema before anything is written,
+   * and `ctx.waitForSignal` parses with it unless given another (default: none accepted).
+   */
+  signals?: Readonly<Record<string, Schema>>;
   /** The workflow body. Every side effect belongs in `ctx.step`. */
   run(ctx: WorkflowContext, input: In): Promise<Out>;
 }
@@ -26,6 +32,8 @@ export interface WorkflowDefinition<In = unknown, Out = unknown, Raw = In> {
   readonly version: number;
   readonly input: Schema<In, Raw>;
   readonly output: Schema<Out> | undefined;
+  /** Declared signals and their payload schemas (empty when none). */
+  readonly signals: Readonly<Record<string, Schema>>;
   run(ctx: WorkflowContext, input: In): Promise<Out>;
 }
 
@@ -59,7 +67,19 @@ export function defineWorkflow<In, Out, Raw = In>(
   }
   if (typeof spec.run !== 'function')
     throw new TypeError(`defineWorkflow("${spec.name}"): run must be a function`);
-  return Object.freeze({ name: spec.name, version, input: spec.input, output: spec.output, run: spec.run });
+  const signals = Object.freeze({ ...(spec.signals ?? {}) });
+  for (const [signal, schema] of Object.entries(signals)) {
+    if (typeof schema?.safeParse !== 'function')
+      throw new TypeError(`defineWorkflow("${spec.name}"): signal "${signal}" must have a zod schema`);
+  }
+  return Object.freeze({
+    name: spec.name,
+    version,
+    input: spec.input,
+    output: spec.output,
+    signals,
+    run: spec.run,
+  });
 }
 
 /** Parse `value` with `schema`; throw {@link InvalidInputError} naming each bad field. */

@@ -1,5 +1,11 @@
 /** The in-memory reference stores pass every conformance suite. */
-import { eventStoreSuite, leaseStoreSuite, snapshotStoreSuite, timerStoreSuite } from '@skein/conformance';
+import {
+  eventStoreSuite,
+  leaseStoreSuite,
+  signalStoreSuite,
+  snapshotStoreSuite,
+  timerStoreSuite,
+} from '@skein/conformance';
 import { openMemoryStores } from '@skein/workflow-runtime';
 
 const open = () => openMemoryStores();
@@ -8,3 +14,4 @@ eventStoreSuite({ name: 'memory', open });
 snapshotStoreSuite({ name: 'memory', open });
 timerStoreSuite({ name: 'memory', open });
 leaseStoreSuite({ name: 'memory', open });
+signalStoreSuite({ name: 'memory', open });

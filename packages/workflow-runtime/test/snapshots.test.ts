@@ -30,7 +30,14 @@ class RecordingSnapshotStore implements SnapshotStore {
 }
 
 function withSnapshots(stores: Stores, snapshots: SnapshotStore, events = stores.events): Stores {
-  return { events, snapshots, timers: stores.timers, leases: stores.leases, close: () => undefined };
+  return {
+    events,
+    snapshots,
+    timers: stores.timers,
+    leases: stores.leases,
+    signals: stores.signals,
+    close: () => undefined,
+  };
 }
 
 const STEPS = 100;

@@ -2,6 +2,7 @@
 import {
   type EventStore,
   MemoryLeaseStore,
+  MemorySignalStore,
   MemorySnapshotStore,
   MemoryTimerStore,
   type Stores,
@@ -24,6 +25,7 @@ export function storesWith(events: EventStore): Stores {
     snapshots: new MemorySnapshotStore(),
     timers: new MemoryTimerStore(),
     leases: new MemoryLeaseStore(),
+    signals: new MemorySignalStore(),
     close() {},
   };
 }

@@ -2,11 +2,13 @@
 import type { Stores } from '../spi.js';
 import { MemoryEventStore, type MemoryEventStoreOptions } from './memory-event-store.js';
 import { MemoryLeaseStore } from './memory-lease-store.js';
+import { MemorySignalStore } from './memory-signal-store.js';
 import { MemorySnapshotStore } from './memory-snapshot-store.js';
 import { MemoryTimerStore } from './memory-timer-store.js';
 
 export { MemoryEventStore, type MemoryEventStoreOptions } from './memory-event-store.js';
 export { MemoryLeaseStore } from './memory-lease-store.js';
+export { MemorySignalStore } from './memory-signal-store.js';
 export { MemorySnapshotStore } from './memory-snapshot-store.js';
 export { MemoryTimerStore } from './memory-timer-store.js';
 
@@ -21,6 +23,7 @@ export function openMemoryStores(options: MemoryEventStoreOptions = {}): Stores 
     snapshots: new MemorySnapshotStore(),
     timers: new MemoryTimerStore(),
     leases: new MemoryLeaseStore(),
+    signals: new MemorySignalStore(),
     close() {},
   };
 }

@@ -3,6 +3,7 @@ import { checkAppend, type ExecutionHead } from '../append-checks.js';
 import { DEFAULT_MAX_PAYLOAD_BYTES } from '../codec.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';
 import { DuplicateEnvelopeIdError } from '../errors.js';
+import { listLimit } from '../list-limit.js';
 import { type ExecutionStatus, type StoredEvent, statusAfter } from '../events.js';
 import type {
   AppendRequest,
@@ -83,7 +84,7 @@ export class MemoryEventStore implements EventStore {
   }
 
   async listExecutions(query: ListExecutionsQuery = {}): Promise<ExecutionPage> {
-    const limit = query.limit ?? 100;
+    const limit = listLimit(query.limit);
     const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
     const ids = [...this.executions.keys()].sort();
     const items: ExecutionSummary[] = [];

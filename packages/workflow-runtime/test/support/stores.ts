@@ -140,6 +140,7 @@ export function withEvents(stores: Stores, events: EventStore): Stores {
     snapshots: stores.snapshots,
     timers: stores.timers,
     leases: stores.leases,
+    signals: stores.signals,
     close: () => undefined,
   };
 }

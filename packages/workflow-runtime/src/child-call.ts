@@ -1,0 +1,123 @@
+/**
+ * `ctx.child`: start a child execution once, at a deterministic id, and wait for its end.
+ * `CHILD_STARTED` is recorded after the child's seq 0 is durable (a replay that finds no record
+ * starts it again, and starting an existing child of the same workflow returns it), and
+ * `CHILD_SETTLED` once the parent observes the child's terminal state. While the child runs the
+ * parent suspends on a periodic re-check timer, a fallback for a lost wake-up (adr/0009).
+ */
+import type { ChildOptions } from './context-api.js';
+import { CancelledError, ChildFailedError } from './errors.js';
+import type { ChildSettledPayload, ChildStartedPayload } from './events.js';
+import type { CallRecord, ExecutionState } from './fold.js';
+import { MAX_EXECUTION_ID_LENGTH, newId } from './ids.js';
+import { featuresOf, type RunFeatures, type RunInternals } from './run-features.js';
+import type { AnyWorkflow } from './workflow.js';
+
+/** The id a child gets when the call names none: `<parent id>-child-<position>`. */
+export function defaultChildId(parentId: string, position: number): string {
+  return `${parentId}-child-${position}`;
+}
+
+/** See the module comment. */
+export async function callChild(
+  run: RunInternals,
+  workflow: AnyWorkflow,
+  input: unknown,
+  options: ChildOptions,
+): Promise<unknown> {
+  const features = featuresOf(run, 'ctx.child');
+  const peeked = run.peek();
+  let slot: { position: number; record: CallRecord | undefined };
+  try {
+    slot = run.next('child', workflow.name);
+  } catch (error) {
+    // Cancellation reaches the child this call waits on.
+    if (error instanceof CancelledError && peeked?.childId !== undefined && peeked.status === 'started')
+      await features.cancelChild(peeked.childId, `parent "${run.executionId}" was cancelled: ${error.reason}`);
+    throw error;
+  }
+  const { position, record } = slot;
+  if (record?.status === 'completed') return record.output;
+  if (record?.status === 'failed') throw childFailed(run, record.childId, record.childStatus, record.error);
+  let childId = record?.childId;
+  if (childId === undefined) {
+    childId = checkedId(options.executionId ?? defaultChildId(run.executionId, position));
+    await start(run, features, workflow, childId, input);
+    const started: ChildStartedPayload = { position, name: workflow.name, childId, version: workflow.version };
+    run.writer.record('CHILD_STARTED', started, `start of child "${childId}"`);
+  }
+  return awaitChild(run, features, position, workflow.name, childId, record);
+}
+
+async function start(
+  run: RunInternals,
+  features: RunFeatures,
+  workflow: AnyWorkflow,
+  childId: string,
+  input: unknown,
+): Promise<void> {
+  await run.track(async () => {
+    // The parent's own log (seq 0 at least) is durable before any child exists.
+    await run.writer.flush();
+    await features.startChild(workflow, childId, input, run.executionId);
+  });
+}
+
+async function awaitChild(
+  run: RunInternals,
+  features: RunFeatures,
+  position: number,
+  name: string,
+  childId: string,
+  record: CallRecord | undefined,
+): Promise<unknown> {
+  const settled = await run.track(() => features.settledChild(childId));
+  if (settled !== null) return settle(run, position, childId, record, settled);
+  const now = run.host.clock();
+  if (record?.timerId !== undefined && record.wakeAt !== undefined && record.wakeAt > now)
+    return run.block(record.wakeAt, record.timerId, { child: childId });
+  if (record?.timerId !== undefined) run.fireTimer(record.timerId, position);
+  const timerId = newId();
+  const dueAt = now + features.childRecheckMs;
+  run.writer.record(
+    'TIMER_SCHEDULED',
+    { position, name, timerId, dueAt, purpose: 'child' },
+    `re-check of child "${childId}"`,
+  );
+  return run.block(dueAt, timerId, { child: childId });
+}
+
+function settle(
+  run: RunInternals,
+  position: number,
+  childId: string,
+  record: CallRecord | undefined,
+  child: ExecutionState,
+): unknown {
+  if (record?.timerId !== undefined) run.fireTimer(record.timerId, position);
+  const payload: ChildSettledPayload =
+    child.status === 'completed'
+      ? { position, childId, status: child.status, output: child.output }
+      : { position, childId, status: child.status, error: child.error };
+  run.writer.record('CHILD_SETTLED', payload, `result of child "${childId}"`);
+  if (child.status === 'completed') return child.output;
+  throw childFailed(run, childId, child.status, child.error);
+}
+
+function childFailed(
+  run: RunInternals,
+  childId: string | undefined,
+  status: string | undefined,
+  cause: unknown,
+): ChildFailedError {
+  return new ChildFailedError(run.executionId, childId ?? '?', status ?? 'failed', { cause });
+}
+
+function checkedId(childId: string): string {
+  if (typeof childId !== 'string' || childId.length === 0 || childId.length > MAX_EXECUTION_ID_LENGTH) {
+    throw new RangeError(
+      `ctx.child: executionId must be 1 to ${MAX_EXECUTION_ID_LENGTH} characters, got ${JSON.stringify(childId)}`,
+    );
+  }
+  return childId;
+}

@@ -1,0 +1,83 @@
+/**
+ * `runtime.list`: a page of execution summaries over the store's execution index (one indexed
+ * range read per page, whatever the number of executions), with the query validated first.
+ * With `versions: true` each item also says which version it is pinned to and whether this
+ * runtime can run it, so executions left pending for another node's code are visible.
+ */
+import { z } from 'zod';
+import { decode } from './codec.js';
+import { type ExecutionStatus, ExecutionStatuses, type StartedPayload } from './events.js';
+import type { EventStore, ExecutionSummary } from './spi.js';
+import { parseWith, type WorkflowRegistry } from './workflow.js';
+
+/** Query of `runtime.list`. */
+export interface ListQuery {
+  /** Only executions in this status or these statuses (default: all). */
+  status?: ExecutionStatus | readonly ExecutionStatus[];
+  /** Only executions of this workflow (default: all). */
+  workflow?: string;
+  /** Page size, 1 to 1000 (default: 100). */
+  limit?: number;
+  /** `nextCursor` of the previous page (default: the first page). */
+  cursor?: string;
+  /**
+   * Read each item's seq 0 to add `version` and `registered` (one extra read per item;
+   * default: false).
+   */
+  versions?: boolean;
+}
+
+/** One execution in a page of `runtime.list`. */
+export interface ExecutionListItem extends ExecutionSummary {
+  /** Version the execution is pinned to (only with `versions: true`). */
+  version?: number;
+  /** Whether this runtime has that workflow version registered (only with `versions: true`). */
+  registered?: boolean;
+}
+
+/** A page of `runtime.list`. */
+export interface ListPage {
+  items: ExecutionListItem[];
+  /** Pass as `cursor` for the next page; absent on the last page. */
+  nextCursor?: string;
+}
+
+const statusSchema = z.enum(ExecutionStatuses as [ExecutionStatus, ...ExecutionStatus[]]);
+
+const querySchema = z.object({
+  status: z.union([statusSchema, z.array(statusSchema)]).optional(),
+  workflow: z.string().min(1).optional(),
+  limit: z.number().int().min(1).max(1000).optional(),
+  cursor: z.string().min(1).optional(),
+  versions: z.boolean().optional(),
+});
+
+/** See the module comment. */
+export async function listExecutions(
+  events: EventStore,
+  registry: WorkflowRegistry,
+  query: ListQuery = {},
+): Promise<ListPage> {
+  const q = parseWith(querySchema, query, 'list query', 'query');
+  const status = q.status === undefined ? undefined : Array.isArray(q.status) ? q.status : [q.status];
+  const page = await events.listExecutions({
+    ...(status === undefined ? {} : { status }),
+    ...(q.workflow === undefined ? {} : { workflow: q.workflow }),
+    limit: q.limit ?? 100,
+    ...(q.cursor === undefined ? {} : { cursor: q.cursor }),
+  });
+  if (q.versions !== true) return page;
+  const items = await Promise.all(page.items.map((item) => withVersion(events, registry, item)));
+  return page.nextCursor === undefined ? { items } : { items, nextCursor: page.nextCursor };
+}
+
+async function withVersion(
+  events: EventStore,
+  registry: WorkflowRegistry,
+  item: ExecutionSummary,
+): Promise<ExecutionListItem> {
+  const [first] = await events.read(item.executionId, 0, 1);
+  if (first === undefined) return item;
+  const { version } = decode<StartedPayload>(first.payload);
+  return { ...item, version, registered: registry.has(item.workflow, version) };
+}

@@ -1,0 +1,159 @@
+/**
+ * The runtime's side of signals, children and cancellation, kept out of `runtime.ts`: what
+ * they need from the runtime (`FeatureDeps`), the `RunFeatures` a run gets, the work after a
+ * run ends or suspends, and resuming a suspended execution that something woke.
+ */
+import { ExecutionAlreadyExistsError, ExecutionNotFoundError, UnknownWorkflowError } from './errors.js';
+import { type EventType, isTerminalStatus } from './events.js';
+import type { ExecutionRun, RunOutcome } from './execution-run.js';
+import type { ExecutionState } from './fold.js';
+import type { RunFeatures } from './run-features.js';
+import type { Stores } from './spi.js';
+import type { AnyWorkflow, WorkflowRegistry } from './workflow.js';
+
+/** An event a takeover records before the replay starts. */
+export interface TakeoverEvent {
+  type: EventType;
+  payload: unknown;
+}
+
+/** What signals, children and cancellation need from the runtime. */
+export interface FeatureDeps {
+  stores: Stores;
+  registry: WorkflowRegistry;
+  clock(): number;
+  maxPayloadBytes: number;
+  childRecheckMs: number;
+  onError(error: unknown, context: string): void;
+  loadState(executionId: string): Promise<ExecutionState | null>;
+  /** True while a run of the execution is in progress in this runtime. */
+  isActive(executionId: string): boolean;
+  /** Record `events` under `fence` after `current`, then replay and run it in the background. */
+  takeOver(
+    current: ExecutionState,
+    fence: number,
+    events: readonly TakeoverEvent[],
+  ): { outcome: Promise<RunOutcome>; firstAppend: Promise<void> };
+  /** Write seq 0 of a child and run it here; 'exists' when another start won seq 0. */
+  startChild(definition: AnyWorkflow, childId: string, input: unknown, parentId: string): Promise<unknown>;
+  cancel(executionId: string, reason: string): Promise<unknown>;
+}
+
+/** The `RunFeatures` every run of a runtime shares. */
+export function runFeatures(deps: FeatureDeps): RunFeatures {
+  return {
+    signals: deps.stores.signals,
+    childRecheckMs: deps.childRecheckMs,
+    async startChild(workflow, childId, input, parentId) {
+      const definition = deps.registry.get(workflow.name, workflow.version);
+      const existing = await deps.stores.events.getExecution(childId);
+      if (existing === null) await deps.startChild(definition, childId, input, parentId);
+      const now = existing ?? (await deps.stores.events.getExecution(childId));
+      if (now !== null && now.workflow !== definition.name)
+        throw new ExecutionAlreadyExistsError(childId, now.workflow);
+    },
+    async settledChild(childId) {
+      const summary = await deps.stores.events.getExecution(childId);
+      if (summary === null) throw new ExecutionNotFoundError(childId);
+      return isTerminalStatus(summary.status) ? deps.loadState(childId) : null;
+    },
+    async cancelChild(childId, reason) {
+      if ((await deps.stores.events.getExecution(childId)) === null) return;
+      await deps.cancel(childId, reason);
+    },
+  };
+}
+
+/**
+ * After a run: delete the signals it consumed; at a terminal state empty the inbox (workflows
+ * that declare signals) and wake a waiting parent;
+ * after a suspension that waits for signals or children, check once more whether one
+ * arrived while it suspended (a sender that read the status just before) and resume.
+ */
+export async function afterFeatureRun(
+  deps: FeatureDeps,
+  definition: AnyWorkflow,
+  run: ExecutionRun,
+  outcome: RunOutcome,
+): Promise<void> {
+  const { signals } = deps.stores;
+  const { state } = outcome;
+  if (run.consumedSignals.length > 0)
+    await Promise.all(run.consumedSignals.map((signalId) => signals.complete(signalId)));
+  if (outcome.kind === 'suspended') {
+    if (outcome.awaiting !== undefined) await recheckAfterSuspend(deps, state.executionId);
+    return;
+  }
+  if (definition.signals !== undefined && Object.keys(definition.signals).length > 0) {
+    const left = await signals.pending(state.executionId);
+    await Promise.all(left.map((signal) => signals.complete(signal.signalId)));
+  }
+  const parentId = state.parentId;
+  if (parentId !== undefined) {
+    await resumeIfWaiting(
+      deps,
+      parentId,
+      (parent) => parent.awaiting?.children.includes(state.executionId) === true,
+      `child "${state.executionId}" ended ${state.status}`,
+    );
+  }
+}
+
+async function recheckAfterSuspend(deps: FeatureDeps, executionId: string): Promise<void> {
+  await resumeIfWaiting(
+    deps,
+    executionId,
+    async (state) => {
+      const awaiting = state.awaiting;
+      if (awaiting === undefined) return false;
+      if (awaiting.signals.length > 0) {
+        const consumed = new Set(state.consumedSignals ?? []);
+        const inbox = await deps.stores.signals.pending(executionId);
+        const waited = new Set(awaiting.signals);
+        if (inbox.some((signal) => waited.has(signal.name) && !consumed.has(signal.signalId))) return true;
+      }
+      const children = await Promise.all(awaiting.children.map((id) => deps.stores.events.getExecution(id)));
+      return children.some((child) => child !== null && isTerminalStatus(child.status));
+    },
+    'a signal or child it waits for arrived while it suspended',
+    true,
+  );
+}
+
+/**
+ * Resume `executionId` when it is suspended and `ready` says what it waits for is there.
+ * Skipped while a run of it is in progress here (unless `force`: the run that just
+ * suspended), since that run reads the inbox and children itself. After taking a fence it
+ * checks the log did not move, so a node that resumed it first is left alone. Resolves true
+ * when it resumed the execution (the run goes on in the background).
+ */
+export async function resumeIfWaiting(
+  deps: FeatureDeps,
+  executionId: string,
+  ready: (state: ExecutionState) => boolean | Promise<boolean>,
+  reason: string,
+  force = false,
+): Promise<boolean> {
+  if (!force && deps.isActive(executionId)) return false;
+  const current = await deps.loadState(executionId);
+  if (current === null || current.status !== 'suspended' || !(await ready(current))) return false;
+  if (!deps.registry.has(current.workflow, current.version)) {
+    // Left suspended for a node that runs this version; reported so it is not lost from view.
+    const missing = new UnknownWorkflowError(
+      current.workflow,
+      current.version,
+      deps.registry.names(),
+      executionId,
+    );
+    deps.onError(missing, `wake-up of execution "${executionId}" (${reason})`);
+    return false;
+  }
+  const fence = await deps.stores.events.acquireFence(executionId);
+  const head = await deps.stores.events.getExecution(executionId);
+  if (head === null || head.sequence !== current.sequence) return false;
+  const { outcome } = deps.takeOver(current, fence, [
+    { type: 'EXECUTION_RESUMED', payload: { reason, fence } },
+  ]);
+  outcome.catch((error) => deps.onError(error, `resumed run of execution "${executionId}"`));
+  return true;
+}
