@@ -17,3 +17,8 @@ export { type LeaseStoreSuiteOptions, leaseStoreSuite } from './lease-store-suit
 export { type SignalStoreSuiteOptions, signalStoreSuite } from './signal-store-suite.js';
 export { type SnapshotStoreSuiteOptions, snapshotStoreSuite } from './snapshot-store-suite.js';
 export { type TimerStoreSuiteOptions, timerStoreSuite } from './timer-store-suite.js';
+export {
+  type WorkerRuntimeSuiteOptions,
+  type WorkerRuntimeUnderTest,
+  workerRuntimeSuite,
+} from './worker-runtime-suite.js';
