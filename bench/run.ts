@@ -11,10 +11,13 @@ import {
   postgresUnreachable,
 } from './scenarios/postgres-core.js';
 import { fullSizes, smokeSizes, sqliteCore } from './scenarios/sqlite-core.js';
+import { supervision, supervisionFullSizes, supervisionSmokeSizes } from './scenarios/supervision.js';
 
 const smoke = process.argv.includes('--smoke');
 const rows = await sqliteCore(smoke ? smokeSizes : fullSizes);
 report(smoke ? 'sqlite-core-smoke' : 'sqlite-core', rows, { smoke });
+const supervisionRows = await supervision(smoke ? supervisionSmokeSizes : supervisionFullSizes);
+report(smoke ? 'supervision-smoke' : 'supervision', supervisionRows, { smoke });
 
 const unreachable = await postgresUnreachable();
 if (unreachable === undefined) {
