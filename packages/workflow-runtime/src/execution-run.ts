@@ -183,6 +183,7 @@ export class ExecutionRun implements WorkflowContext {
       block: (wakeAt, timerId, awaiting) => this.block(wakeAt, timerId, awaiting),
       track: (work) => this.track(work),
       fireTimer: (timerId, position) => this.fireTimer(timerId, position),
+      discardTimer: (timerId) => this.firedTimers.push(timerId),
     };
   }
 

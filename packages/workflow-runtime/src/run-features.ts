@@ -52,6 +52,8 @@ export interface RunInternals {
   track<T>(work: () => Promise<T>): Promise<T>;
   /** Record that a timer fired (`TIMER_FIRED`); its row is deleted after the run. */
   fireTimer(timerId: string | undefined, position: number): void;
+  /** Delete a timer's row after the run, recording nothing (the log already dropped it). */
+  discardTimer(timerId: string): void;
 }
 
 /** The features, or a clear error for a runtime built without them. */

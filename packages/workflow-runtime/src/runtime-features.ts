@@ -26,8 +26,8 @@ export interface FeatureDeps {
   childRecheckMs: number;
   onError(error: unknown, context: string): void;
   loadState(executionId: string): Promise<ExecutionState | null>;
-  /** True while a run of the execution is in progress in this runtime. */
-  isActive(executionId: string): boolean;
+  /** Resume attempts in progress in this runtime, by execution: they run one at a time. */
+  resumes: Map<string, Promise<boolean>>;
   /** Record `events` under `fence` after `current`, then replay and run it in the background. */
   takeOver(
     current: ExecutionState,
@@ -116,25 +116,41 @@ async function recheckAfterSuspend(deps: FeatureDeps, executionId: string): Prom
       return children.some((child) => child !== null && isTerminalStatus(child.status));
     },
     'a signal or child it waits for arrived while it suspended',
-    true,
   );
 }
 
 /**
  * Resume `executionId` when it is suspended and `ready` says what it waits for is there.
- * Skipped while a run of it is in progress here (unless `force`: the run that just
- * suspended), since that run reads the inbox and children itself. After taking a fence it
- * checks the log did not move, so a node that resumed it first is left alone. Resolves true
- * when it resumed the execution (the run goes on in the background).
+ * Attempts in this runtime run one at a time per execution, so a sender and the run's own
+ * re-check never both resume it (the second finds it running; the resumed run reads the inbox
+ * and children itself). After taking a fence it checks the log did not move, so a node that
+ * resumed it first is left alone. Resolves true when it resumed the execution (the run goes
+ * on in the background).
  */
-export async function resumeIfWaiting(
+export function resumeIfWaiting(
   deps: FeatureDeps,
   executionId: string,
   ready: (state: ExecutionState) => boolean | Promise<boolean>,
   reason: string,
-  force = false,
 ): Promise<boolean> {
-  if (!force && deps.isActive(executionId)) return false;
+  const previous = deps.resumes.get(executionId) ?? Promise.resolve(false);
+  const attempt = previous
+    .catch(() => false)
+    .then(() => resumeNow(deps, executionId, ready, reason));
+  deps.resumes.set(executionId, attempt);
+  const forget = () => {
+    if (deps.resumes.get(executionId) === attempt) deps.resumes.delete(executionId);
+  };
+  attempt.then(forget, forget);
+  return attempt;
+}
+
+async function resumeNow(
+  deps: FeatureDeps,
+  executionId: string,
+  ready: (state: ExecutionState) => boolean | Promise<boolean>,
+  reason: string,
+): Promise<boolean> {
   const current = await deps.loadState(executionId);
   if (current === null || current.status !== 'suspended' || !(await ready(current))) return false;
   if (!deps.registry.has(current.workflow, current.version)) {

@@ -500,7 +500,7 @@ export class Runtime {
       childRecheckMs,
       onError: this.onError,
       loadState: (id) => this.loadState(id),
-      isActive: (id) => this.active.has(id),
+      resumes: new Map(),
       takeOver: (current, fence, events) => this.takeOver(current, fence, events),
       startChild: (definition, childId, input, parentId) =>
         this.bootstrapWithRetry(definition, childId, input, true, undefined, parentId),

@@ -31,10 +31,11 @@ export async function waitForSignal<T>(
   if (signal !== undefined) {
     const payload = decode(signal.payload);
     const received: SignalReceivedPayload = { position, name, signalId: signal.signalId, payload };
+    const timeoutTimer = record?.timerId;
     run.writer.record('SIGNAL_RECEIVED', received, where);
     run.consumedSignals.push(signal.signalId);
-    // The timeout timer no longer wakes anything: its row goes with the run's fired timers.
-    if (record?.timerId !== undefined) run.fireTimer(record.timerId, position);
+    // The timeout timer no longer wakes anything (the fold dropped it): delete its row after the run.
+    if (timeoutTimer !== undefined) run.discardTimer(timeoutTimer);
     return parseWith(schema, payload, where, 'payload');
   }
   if (timeoutMs === undefined) return run.block(undefined, undefined, { signal: name });
