@@ -1,5 +1,5 @@
 /**
- * Authentication of a request (adr/0008): the signing headers, the timestamp within the skew
+ * Authentication of a request (adr/0010): the signing headers, the timestamp within the skew
  * bound, the HMAC in constant time, and no replay of a signature seen within the window.
  */
 import type { IncomingHttpHeaders } from 'node:http';

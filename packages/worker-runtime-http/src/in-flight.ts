@@ -1,6 +1,6 @@
 /**
  * The worker's runs in progress, by execution id, so a redispatch to this worker while the
- * execution still runs here joins the run instead of fencing it out (adr/0009): a lost
+ * execution still runs here joins the run instead of fencing it out (adr/0011): a lost
  * answer costs a wait, never a step run twice.
  */
 import type { ExecutionPackage, ExecutionResult, WorkerLease } from '@skein/worker-runtime';

@@ -1,5 +1,5 @@
 /**
- * Request signing (adr/0008): HMAC-SHA256 with the shared secret over the method, the path
+ * Request signing (adr/0010): HMAC-SHA256 with the shared secret over the method, the path
  * (with its query), the timestamp, a nonce and the SHA-256 of the body. Node-only.
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
