@@ -246,7 +246,7 @@ export class Runtime {
    * releasing the lease and completing timers afterwards is best-effort (errors go to
    * `onError`). Resolves true when this call ended it, false when it was already terminal.
    */
-  deadLetter(executionId: string, reason: string): Promise<boolean> {
+  async deadLetter(executionId: string, reason: string): Promise<boolean> {
     const id = parseWith(executionIdSchema, executionId, 'executionId', 'executionId');
     const why = parseWith(z.string().min(1), reason, 'dead-letter reason', 'reason');
     return deadLetterExecution(
@@ -285,7 +285,7 @@ export class Runtime {
    * @example
    * await runtime.signal('order-42', 'approve', true);
    */
-  signal(
+  async signal(
     executionId: string,
     name: string,
     payload: unknown,
@@ -301,7 +301,7 @@ export class Runtime {
    * `EXECUTION_CANCELLED`; unsettled children are cancelled too. Resolves once the request is
    * durable. A finished execution is left alone: `{ cancelled: false, status }`.
    */
-  cancel(executionId: string, reason: string): Promise<CancelResult> {
+  async cancel(executionId: string, reason: string): Promise<CancelResult> {
     this.assertOpen();
     const id = parseWith(executionIdSchema, executionId, 'executionId', 'executionId');
     const why = parseWith(z.string().min(1), reason, 'cancel reason', 'reason');
@@ -314,7 +314,7 @@ export class Runtime {
    * @example
    * const { items, nextCursor } = await runtime.list({ status: 'suspended', limit: 50 });
    */
-  list(query: ListQuery = {}): Promise<ListPage> {
+  async list(query: ListQuery = {}): Promise<ListPage> {
     return listExecutions(this.stores.events, this.registry, query);
   }
 
