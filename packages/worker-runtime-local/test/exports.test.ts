@@ -1,0 +1,36 @@
+import * as spi from '@skein/worker-runtime';
+import * as local from '@skein/worker-runtime-local';
+import { describe, expect, it } from 'vitest';
+
+describe('public entry points', () => {
+  it('@skein/worker-runtime exports the dispatch SPI helpers and errors with stable codes', () => {
+    expect(Object.keys(spi).sort()).toEqual([
+      'CircuitOpenError',
+      'DispatchErrorCodes',
+      'DispatchFailedError',
+      'DispatchTimeoutError',
+      'ExecutionSupersededError',
+      'isSupersededRefusal',
+    ]);
+    expect(new spi.DispatchTimeoutError('x', 10, 2).code).toBe(spi.DispatchErrorCodes.DispatchTimeout);
+    expect(new spi.CircuitOpenError('x', 0, 3).toJSON()).toMatchObject({
+      code: 'CIRCUIT_OPEN',
+      executionId: 'x',
+    });
+  });
+
+  it('@skein/worker-runtime-local exports the worker runtime, dispatchers, supervisor and predicate', () => {
+    expect(Object.keys(local).sort()).toEqual([
+      'CircuitBreaker',
+      'LeaseMismatchError',
+      'LocalDispatcher',
+      'LocalErrorCodes',
+      'LocalWorkerRuntime',
+      'SupervisingDispatcher',
+      'Supervisor',
+      'SupervisorTickError',
+      'leaseExpired',
+    ]);
+    expect(new local.LeaseMismatchError('a', 'b').code).toBe(local.LocalErrorCodes.LeaseMismatch);
+  });
+});
