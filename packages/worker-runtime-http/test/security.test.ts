@@ -80,6 +80,16 @@ describe('HTTP worker: refusals write nothing', () => {
     expect(served.logged.at(-1)?.details.reason).toBe('replayed request');
   });
 
+  it('401: a replayed lease request takes no second fence (a replay could otherwise fence out the holder)', async () => {
+    const served = await w.serve([echo]);
+    const request = { method: 'POST', path: '/v1/leases', body: encode({ executionId: 'replay-2', workflow: 'echo' }) };
+    const headers = signingHeaders(request);
+    expect((await raw(served.url, request, headers)).status).toBe(200);
+    const fence = await served.stores.events.currentFence('replay-2');
+    expect((await raw(served.url, request, headers)).status).toBe(401);
+    expect(await served.stores.events.currentFence('replay-2')).toBe(fence);
+  });
+
   it('413: a declared Content-Length over the limit is refused at once, without reading the body', async () => {
     const served = await w.serve([echo], { maxBodyBytes: 64 * 1024 });
     const before = runs;
