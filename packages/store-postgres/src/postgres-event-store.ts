@@ -8,6 +8,7 @@ import {
   type ExecutionSummary,
   encodeCursor,
   type ListExecutionsQuery,
+  listLimit,
   StorageWriteError,
   type StoredEvent,
 } from '@skein/workflow-runtime';
@@ -79,7 +80,7 @@ export class PostgresEventStore implements EventStore {
   }
 
   async listExecutions(query: ListExecutionsQuery = {}): Promise<ExecutionPage> {
-    const limit = query.limit ?? 100;
+    const limit = listLimit(query.limit);
     const after = query.cursor === undefined ? '' : decodeCursor(query.cursor);
     const rows = (await this.db.query<ExecutionSummary>('listExecutions', pageQuery(query, after, limit + 1)))
       .rows;

@@ -1,24 +1,14 @@
 /**
- * The signal inbox on PostgreSQL (the `SignalStore` SPI of `@skein/workflow-runtime`): signals
+ * {@link SignalStore} on PostgreSQL, the signal inbox: signals
  * wait outside the log until a run consumes them. A new signal notifies the `signals` wake-up
  * channel (payload: its execution id) in the same statement, so the holder can react at once.
  */
+import type { Signal, SignalStore } from '@skein/workflow-runtime';
 import type { Database, Query } from './database.js';
 import { channelName, WAKEUP_SIGNALS } from './wakeups.js';
 
-/** A signal in an execution's inbox (the `Signal` of `@skein/workflow-runtime`). */
-export interface InboxSignal {
-  signalId: string;
-  executionId: string;
-  name: string;
-  /** The codec's encoding of the payload. */
-  payload: string;
-  /** Milliseconds since the epoch. */
-  sentAt: number;
-}
-
 /** Signals in PostgreSQL; a resent `signalId` is left as it is (the first send stands). */
-export class PostgresSignalStore {
+export class PostgresSignalStore implements SignalStore {
   private readonly channel: string;
 
   /** @param db the shared pool, with the schema migrated (see `openPostgresStores`). */
@@ -27,13 +17,13 @@ export class PostgresSignalStore {
   }
 
   /** Keep a signal; a new one sends its execution id on the `signals` wake-up channel at commit. */
-  async send(signal: InboxSignal): Promise<void> {
+  async send(signal: Signal): Promise<void> {
     await this.db.query('signals.send', insertSignal(signal, this.channel));
   }
 
   /** The signals of one execution still in the inbox, first sent first. */
-  async pending(executionId: string): Promise<InboxSignal[]> {
-    return (await this.db.query<InboxSignal>('signals.pending', selectPending(executionId))).rows;
+  async pending(executionId: string): Promise<Signal[]> {
+    return (await this.db.query<Signal>('signals.pending', selectPending(executionId))).rows;
   }
 
   /** Delete a signal (consumed, or its execution ended); unknown ids are ignored. */
@@ -43,7 +33,7 @@ export class PostgresSignalStore {
 }
 
 /** Insert a signal unless its id exists; notify `channel` with its execution id when it is new. */
-function insertSignal(signal: InboxSignal, channel: string): Query {
+function insertSignal(signal: Signal, channel: string): Query {
   return {
     name: 'skein_insert_signal',
     text:

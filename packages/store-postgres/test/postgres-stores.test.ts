@@ -1,5 +1,11 @@
 /** The PostgreSQL stores pass every conformance suite against a real server, one schema per test. */
-import { eventStoreSuite, leaseStoreSuite, snapshotStoreSuite, timerStoreSuite } from '@skein/conformance';
+import {
+  eventStoreSuite,
+  leaseStoreSuite,
+  signalStoreSuite,
+  snapshotStoreSuite,
+  timerStoreSuite,
+} from '@skein/conformance';
 import { openTestStores, whenPostgres } from './support/pg.js';
 
 whenPostgres(() => {
@@ -11,4 +17,5 @@ whenPostgres(() => {
   snapshotStoreSuite({ name: 'postgres', open: () => openTestStores() });
   timerStoreSuite({ name: 'postgres', open: () => openTestStores() });
   leaseStoreSuite({ name: 'postgres', open: () => openTestStores() });
+  signalStoreSuite({ name: 'postgres', open: () => openTestStores() });
 });
