@@ -32,8 +32,11 @@ export async function callChild(
     slot = run.next('child', workflow.name);
   } catch (error) {
     // Cancellation reaches the child this call waits on.
-    if (error instanceof CancelledError && peeked?.childId !== undefined && peeked.status === 'started')
+    if (error instanceof CancelledError && peeked?.childId !== undefined && peeked.status === 'started') {
+      // The parent's cancellation is durable first: the child's end then finds it running, not waiting.
+      await run.track(() => run.writer.flush());
       await features.cancelChild(peeked.childId, `parent "${run.executionId}" was cancelled: ${error.reason}`);
+    }
     throw error;
   }
   const { position, record } = slot;

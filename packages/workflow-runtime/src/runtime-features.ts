@@ -28,6 +28,8 @@ export interface FeatureDeps {
   loadState(executionId: string): Promise<ExecutionState | null>;
   /** Resume attempts in progress in this runtime, by execution: they run one at a time. */
   resumes: Map<string, Promise<boolean>>;
+  /** True while a run's body is in progress here (it reads the inbox and children itself). */
+  bodyRunning(executionId: string): boolean;
   /** Record `events` under `fence` after `current`, then replay and run it in the background. */
   takeOver(
     current: ExecutionState,
@@ -123,7 +125,7 @@ async function recheckAfterSuspend(deps: FeatureDeps, executionId: string): Prom
  * Resume `executionId` when it is suspended and `ready` says what it waits for is there.
  * Attempts in this runtime run one at a time per execution, so a sender and the run's own
  * re-check never both resume it (the second finds it running; the resumed run reads the inbox
- * and children itself). After taking a fence it checks the log did not move, so a node that
+ * and children itself), and none resumes while a body of it runs here. After taking a fence it checks the log did not move, so a node that
  * resumed it first is left alone. Resolves true when it resumed the execution (the run goes
  * on in the background).
  */
@@ -151,6 +153,8 @@ async function resumeNow(
   ready: (state: ExecutionState) => boolean | Promise<boolean>,
   reason: string,
 ): Promise<boolean> {
+  // A body in progress here reads the inbox at its wait, or re-checks once it has suspended.
+  if (deps.bodyRunning(executionId)) return false;
   const current = await deps.loadState(executionId);
   if (current === null || current.status !== 'suspended' || !(await ready(current))) return false;
   if (!deps.registry.has(current.workflow, current.version)) {

@@ -143,6 +143,8 @@ export class Runtime {
   private closed = false;
   private readonly features: FeatureDeps;
   private readonly runFeatures: RunFeatures;
+  /** Runs whose body is in progress here, by execution (a count: runs of one id may overlap). */
+  private readonly bodies = new Map<string, number>();
 
   constructor(options: RuntimeOptions) {
     this.stores = options.stores;
@@ -487,7 +489,15 @@ export class Runtime {
     const definition = this.registry.get(current.workflow, current.version);
     const writer = this.writer(current.executionId, current.workflow, fence, current.sequence + 1, current);
     for (const event of events) writer.record(event.type, event.payload, 'takeover');
+    // Durable at once, so nothing that reads the log meanwhile still sees it suspended.
+    writer.flush().catch(() => undefined); // the same failure reaches the run's next flush
     return { outcome: this.launch(definition, writer), firstAppend: writer.firstAppend };
+  }
+
+  private bodyEnded(executionId: string): void {
+    const left = (this.bodies.get(executionId) ?? 1) - 1;
+    if (left > 0) this.bodies.set(executionId, left);
+    else this.bodies.delete(executionId);
   }
 
   /** What signals, children and cancellation need from this runtime (see runtime-features.ts). */
@@ -501,6 +511,7 @@ export class Runtime {
       onError: this.onError,
       loadState: (id) => this.loadState(id),
       resumes: new Map(),
+      bodyRunning: (id) => this.bodies.has(id),
       takeOver: (current, fence, events) => this.takeOver(current, fence, events),
       startChild: (definition, childId, input, parentId) =>
         this.bootstrapWithRetry(definition, childId, input, true, undefined, parentId),
@@ -521,7 +532,10 @@ export class Runtime {
     );
     const executionId = run.executionId;
     const releaseLease = this.leases?.hold(executionId, writer.fence, writer.firstAppend);
-    const ran = run.run().then(async (result) => {
+    // Counted while the body runs (not during afterRun): a wake-up skips such a run, which
+    // reads the inbox itself or re-checks after suspending (runtime-features.ts).
+    this.bodies.set(executionId, (this.bodies.get(executionId) ?? 0) + 1);
+    const ran = run.run().finally(() => this.bodyEnded(executionId)).then(async (result) => {
       await this.afterRun(executionId, run, result);
       await afterFeatureRun(this.features, definition, run, result);
       return result;

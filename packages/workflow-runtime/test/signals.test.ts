@@ -195,8 +195,11 @@ describe.each(backings)('signals (%s store)', (_, open) => {
         return [a, b];
       },
     });
-    // Appends: [STARTED, SUSPENDED], [RESUMED, SIGNAL_RECEIVED, STEP_STARTED]; the next one dies.
-    const doomed = h.runtime({ stores: withEvents(stores, new CrashingEventStore(stores.events, 2)), workflows: [twice] });
+    // Appends: [STARTED, SUSPENDED], [RESUMED], [SIGNAL_RECEIVED, STEP_STARTED]; the next one dies.
+    const doomed = h.runtime({
+      stores: withEvents(stores, new CrashingEventStore(stores.events, 3)),
+      workflows: [twice],
+    });
     await doomed.start(twice, null, { executionId: 'twice' });
     await until(async () => (await doomed.loadState('twice'))?.status === 'suspended');
     const first = await doomed.signal('twice', 'n', 1);
