@@ -18,7 +18,8 @@ export interface RemoteWorkerRuntimeOptions {
   secret: string | Uint8Array;
   /**
    * How long to wait for one answer in ms (default: 30 000). Past it the request fails with
-   * `RemoteTimeoutError` while the worker may run on; a redispatch joins that run.
+   * `RemoteTimeoutError` while the worker may run on; a redispatch joins that run. Keep it
+   * under 300 000: the global `fetch` gives up waiting for an answer's headers after 300 s.
    */
   timeoutMs?: number;
   /** Milliseconds since the epoch, for request timestamps (default: `Date.now`). */

@@ -1,5 +1,5 @@
 /** Dispatch over HTTP: the dispatchers work unchanged, and a lost answer never runs a step twice. */
-import { DispatchFailedError, ExecutionSupersededError } from '@skein/worker-runtime';
+import { DispatchFailedError, ExecutionSupersededError, type WorkerRuntime } from '@skein/worker-runtime';
 import { RemoteTimeoutError } from '@skein/worker-runtime-http';
 import { LocalDispatcher, SupervisingDispatcher } from '@skein/worker-runtime-local';
 import { defineWorkflow } from '@skein/workflow-runtime';
@@ -57,14 +57,34 @@ describe('RemoteWorkerRuntime under the dispatchers', () => {
   it('lost answer: the client times out, the worker runs on, and the redispatch joins the run (no step twice)', async () => {
     const served = await w.serve(workflows);
     const late: unknown[] = [];
+    const client = served.client({ timeoutMs: 400 });
+    const attempts: string[] = [];
+    // The client, counting how each attempt ended: the step (600 ms) outlasts one timeout, not two.
+    const counted: WorkerRuntime = {
+      allocate: (pkg) => client.allocate(pkg),
+      release: (lease) => client.release(lease),
+      execute: (lease, pkg) =>
+        client.execute(lease, pkg).then(
+          (state) => {
+            attempts.push(`fence ${lease.fence}: ${state.status}`);
+            return state;
+          },
+          (error: unknown) => {
+            attempts.push(`fence ${lease.fence}: ${(error as Error).name}`);
+            throw error;
+          },
+        ),
+    };
     const dispatcher = new LocalDispatcher({
-      workers: served.client({ timeoutMs: 250 }),
+      workers: counted,
       executeTimeoutMs: 5_000,
       maxAttempts: 2,
       onError: (error) => late.push(error),
     });
-    const state = await dispatcher.dispatch({ executionId: 'lost-1', workflow: 'slow', input: { ms: 400 } });
+    const state = await dispatcher.dispatch({ executionId: 'lost-1', workflow: 'slow', input: { ms: 600 } });
     expect(state.status).toBe('completed');
+    // The first answer was lost; the second attempt got the same fence and joined the run.
+    expect(attempts).toEqual(['fence 1: RemoteTimeoutError', 'fence 1: completed']);
     const log = await served.runtime.history('lost-1');
     expect(count(log, 'EXECUTION_STARTED')).toBe(1);
     expect(count(log, 'EXECUTION_RECOVERED')).toBe(0);

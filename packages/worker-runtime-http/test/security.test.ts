@@ -82,7 +82,11 @@ describe('HTTP worker: refusals write nothing', () => {
 
   it('401: a replayed lease request takes no second fence (a replay could otherwise fence out the holder)', async () => {
     const served = await w.serve([echo]);
-    const request = { method: 'POST', path: '/v1/leases', body: encode({ executionId: 'replay-2', workflow: 'echo' }) };
+    const request = {
+      method: 'POST',
+      path: '/v1/leases',
+      body: encode({ executionId: 'replay-2', workflow: 'echo' }),
+    };
     const headers = signingHeaders(request);
     expect((await raw(served.url, request, headers)).status).toBe(200);
     const fence = await served.stores.events.currentFence('replay-2');
