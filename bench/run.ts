@@ -11,11 +11,19 @@ import {
   postgresUnreachable,
 } from './scenarios/postgres-core.js';
 import { fullSizes, smokeSizes, sqliteCore } from './scenarios/sqlite-core.js';
+import { listFullSizes, listSmokeSizes, sqliteList } from './scenarios/sqlite-list.js';
 import { supervision, supervisionFullSizes, supervisionSmokeSizes } from './scenarios/supervision.js';
 
 const smoke = process.argv.includes('--smoke');
 const rows = await sqliteCore(smoke ? smokeSizes : fullSizes);
 report(smoke ? 'sqlite-core-smoke' : 'sqlite-core', rows, { smoke });
+report(
+  smoke ? 'sqlite-list-smoke' : 'sqlite-list',
+  await sqliteList(smoke ? listSmokeSizes : listFullSizes),
+  {
+    smoke,
+  },
+);
 const supervisionRows = await supervision(smoke ? supervisionSmokeSizes : supervisionFullSizes);
 report(smoke ? 'supervision-smoke' : 'supervision', supervisionRows, { smoke });
 
