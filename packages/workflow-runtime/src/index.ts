@@ -118,6 +118,13 @@ export type {
 } from './spi.js';
 export { TenantScopedEventStore } from './tenant-scoped-event-store.js';
 export {
+  TenantScopedLeaseStore,
+  TenantScopedSnapshotStore,
+  TenantScopeError,
+  TenantScopedTimerStore,
+  tenantScopedStores,
+} from './tenant-scoped-stores.js';
+export {
   type AnyWorkflow,
   defineWorkflow,
   parseWith,

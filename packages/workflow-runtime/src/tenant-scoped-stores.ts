@@ -1,0 +1,149 @@
+/**
+ * Tenancy over a whole set of stores: the event log through {@link TenantScopedEventStore},
+ * and snapshots, timers and leases keyed under the same `<tenant>/` prefix, so a tenant's
+ * runtime can neither read another tenant's snapshot nor take its leases or timers.
+ */
+import { SkeinError } from './errors.js';
+import type { Lease, LeaseStore, Snapshot, SnapshotStore, Stores, Timer, TimerStore } from './spi.js';
+import { TenantScopedEventStore } from './tenant-scoped-event-store.js';
+
+/** An operation that tenant-scoped stores cannot offer. */
+export class TenantScopeError extends SkeinError {
+  constructor(
+    readonly tenant: string,
+    readonly reason: string,
+  ) {
+    super('TENANT_SCOPE', `tenant "${tenant}": ${reason}`);
+  }
+}
+
+/** The prefix a tenant's ids are stored under. */
+function prefixOf(tenant: string): string {
+  return `${tenant}/`;
+}
+
+/** Snapshots of one tenant: stored under the scoped execution id. */
+export class TenantScopedSnapshotStore implements SnapshotStore {
+  private readonly prefix: string;
+
+  constructor(
+    private readonly inner: SnapshotStore,
+    tenant: string,
+  ) {
+    this.prefix = prefixOf(tenant);
+  }
+
+  put(snapshot: Snapshot): Promise<void> {
+    return this.inner.put({ ...snapshot, executionId: this.prefix + snapshot.executionId });
+  }
+
+  async latest(executionId: string): Promise<Snapshot | null> {
+    const found = await this.inner.latest(this.prefix + executionId);
+    return found === null ? null : { ...found, executionId };
+  }
+
+  delete(executionId: string): Promise<void> {
+    return this.inner.delete(this.prefix + executionId);
+  }
+}
+
+/** Leases of one tenant: keys are stored under the tenant's prefix; others' are invisible. */
+export class TenantScopedLeaseStore implements LeaseStore {
+  private readonly prefix: string;
+
+  constructor(
+    private readonly inner: LeaseStore,
+    tenant: string,
+  ) {
+    this.prefix = prefixOf(tenant);
+  }
+
+  async claim(key: string, owner: string, ttlMs: number, now: number): Promise<Lease | null> {
+    return this.unscope(await this.inner.claim(this.prefix + key, owner, ttlMs, now));
+  }
+
+  async renew(key: string, owner: string, ttlMs: number, now: number): Promise<Lease | null> {
+    return this.unscope(await this.inner.renew(this.prefix + key, owner, ttlMs, now));
+  }
+
+  release(key: string, owner: string): Promise<boolean> {
+    return this.inner.release(this.prefix + key, owner);
+  }
+
+  async get(key: string): Promise<Lease | null> {
+    return this.unscope(await this.inner.get(this.prefix + key));
+  }
+
+  /** Expired leases of this tenant only (others' are read past and left alone). */
+  async listExpired(now: number, limit: number): Promise<Lease[]> {
+    const all = await this.inner.listExpired(now, Number.MAX_SAFE_INTEGER);
+    return all
+      .filter((lease) => lease.key.startsWith(this.prefix))
+      .slice(0, limit)
+      .map((lease) => ({ ...lease, key: lease.key.slice(this.prefix.length) }));
+  }
+
+  private unscope(lease: Lease | null): Lease | null {
+    return lease === null ? null : { ...lease, key: lease.key.slice(this.prefix.length) };
+  }
+}
+
+/**
+ * Timers of one tenant: stored with the scoped execution id, so `forExecution` sees only the
+ * tenant's own. Timer ids are random ULIDs, so claiming or completing one by id passes
+ * through. `claimDue` over all due timers belongs to a supervisor on the unscoped stores
+ * (one for every tenant): a tenant's wrapper refuses it rather than claim other tenants' timers.
+ */
+export class TenantScopedTimerStore implements TimerStore {
+  private readonly prefix: string;
+
+  constructor(
+    private readonly inner: TimerStore,
+    readonly tenant: string,
+  ) {
+    this.prefix = prefixOf(tenant);
+  }
+
+  schedule(timer: Timer): Promise<void> {
+    return this.inner.schedule({ ...timer, executionId: this.prefix + timer.executionId });
+  }
+
+  async claimDue(): Promise<Timer[]> {
+    throw new TenantScopeError(
+      this.tenant,
+      "claimDue: run the supervisor over the unscoped stores; a tenant may not claim other tenants' timers",
+    );
+  }
+
+  claim(timerId: string, options: Parameters<TimerStore['claim']>[1]): Promise<boolean> {
+    return this.inner.claim(timerId, options);
+  }
+
+  complete(timerId: string): Promise<void> {
+    return this.inner.complete(timerId);
+  }
+
+  async forExecution(executionId: string): Promise<Timer[]> {
+    const timers = await this.inner.forExecution(this.prefix + executionId);
+    return timers.map((timer) => ({ ...timer, executionId }));
+  }
+
+  nextDueAt(): Promise<number | null> {
+    return this.inner.nextDueAt();
+  }
+}
+
+/**
+ * Every store of `stores` scoped to one tenant.
+ * @example
+ * const runtime = createRuntime({ stores: tenantScopedStores(stores, 'acme'), workflows: [order] });
+ */
+export function tenantScopedStores(stores: Stores, tenant: string): Stores {
+  return {
+    events: new TenantScopedEventStore(stores.events, tenant),
+    snapshots: new TenantScopedSnapshotStore(stores.snapshots, tenant),
+    timers: new TenantScopedTimerStore(stores.timers, tenant),
+    leases: new TenantScopedLeaseStore(stores.leases, tenant),
+    close: () => stores.close(),
+  };
+}

@@ -1,0 +1,62 @@
+import { defineWorkflow, TenantScopeError, tenantScopedStores } from '@skein/workflow-runtime';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { backings, harness } from './support/stores.js';
+
+const counter = defineWorkflow({
+  name: 'counter',
+  input: z.object({ n: z.number() }),
+  async run(ctx, { n }) {
+    let total = n;
+    for (let i = 0; i < 5; i++) total = await ctx.step(`add-${i}`, () => total + 1);
+    await ctx.sleep('nap', 0);
+    return total;
+  },
+});
+
+describe.each(backings)('tenantScopedStores on %s', (_name, openBacking) => {
+  const h = harness(openBacking);
+
+  it('two tenants with the same execution id keep apart logs, snapshots, timers and leases', async () => {
+    const { stores } = h.open();
+    const acme = h.runtime({
+      stores: tenantScopedStores(stores, 'acme'),
+      workflows: [counter],
+      snapshotEvery: 3,
+    });
+    const globex = h.runtime({
+      stores: tenantScopedStores(stores, 'globex'),
+      workflows: [counter],
+      snapshotEvery: 3,
+    });
+
+    expect((await acme.execute({ executionId: 'same', workflow: 'counter', input: { n: 100 } })).output).toBe(
+      105,
+    );
+    // A snapshot of acme's "same" exists now; globex must neither see nor fold it.
+    expect(await stores.snapshots.latest('acme/same')).not.toBeNull();
+    expect(await globex.loadState('same')).toBeNull();
+    expect((await globex.execute({ executionId: 'same', workflow: 'counter', input: { n: 0 } })).output).toBe(
+      5,
+    );
+
+    expect((await acme.loadState('same'))?.output).toBe(105);
+    expect((await globex.loadState('same'))?.output).toBe(5);
+    expect(await stores.timers.forExecution('acme/same')).toEqual([]);
+
+    const leases = tenantScopedStores(stores, 'acme').leases;
+    expect(await leases.claim('execution:same', 'node-a', 1000, 0)).toMatchObject({ key: 'execution:same' });
+    expect(
+      await tenantScopedStores(stores, 'globex').leases.claim('execution:same', 'node-b', 1000, 0),
+    ).not.toBeNull();
+    expect(await stores.leases.get('acme/execution:same')).toMatchObject({ owner: 'node-a' });
+  });
+
+  it('a tenant may not claim due timers across tenants: the error says where to run that', async () => {
+    const { stores } = h.open();
+    const scoped = tenantScopedStores(stores, 'acme');
+    await expect(
+      scoped.timers.claimDue({ now: 0, limit: 1, owner: 'x', claimTtlMs: 1 }),
+    ).rejects.toBeInstanceOf(TenantScopeError);
+  });
+});
