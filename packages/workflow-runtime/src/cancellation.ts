@@ -1,5 +1,5 @@
 /**
- * Cancellation (adr/0008). `runtime.cancel` takes the execution over: a new fence, then
+ * Cancellation (adr/0013). `runtime.cancel` takes the execution over: a new fence, then
  * `CANCEL_REQUESTED` and `EXECUTION_RESUMED`, then a replay with cancellation pending. The
  * workflow sees `CancelledError` at a call below the boundary that had not settled (a step in
  * flight in the fenced-out holder is not run again), or else at its first call at or past the

@@ -3,7 +3,7 @@
  * `CHILD_STARTED` is recorded after the child's seq 0 is durable (a replay that finds no record
  * starts it again, and starting an existing child of the same workflow returns it), and
  * `CHILD_SETTLED` once the parent observes the child's terminal state. While the child runs the
- * parent suspends on a periodic re-check timer, a fallback for a lost wake-up (adr/0009).
+ * parent suspends on a periodic re-check timer, a fallback for a lost wake-up (adr/0014).
  */
 import type { ChildOptions } from './context-api.js';
 import { CancelledError, ChildFailedError } from './errors.js';

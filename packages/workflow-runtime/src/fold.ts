@@ -96,7 +96,7 @@ export interface ExecutionState {
   /**
    * Set by the first `CANCEL_REQUESTED`: its reason, and `boundary`, the number of call
    * positions the log held then. A call below it that had not settled, and the first call at
-   * or past it, throw `CancelledError` (adr/0008).
+   * or past it, throw `CancelledError` (adr/0013).
    */
   cancel?: { reason: string; boundary: number };
 }

@@ -1,7 +1,7 @@
 /**
  * `runtime.signal`: validate against the workflow's declared signals, keep the signal in the
  * durable inbox (never the log: an append would need a fence and fence out the holder), then
- * wake the execution when it is suspended waiting for that name (adr/0007).
+ * wake the execution when it is suspended waiting for that name (adr/0012).
  */
 import { z } from 'zod';
 import { assertPayloadSize, encode } from './codec.js';
