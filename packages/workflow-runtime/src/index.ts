@@ -119,9 +119,10 @@ export type {
 export { TenantScopedEventStore } from './tenant-scoped-event-store.js';
 export {
   TenantScopedLeaseStore,
+  TenantScopedSignalStore,
   TenantScopedSnapshotStore,
-  TenantScopeError,
   TenantScopedTimerStore,
+  TenantScopeError,
   tenantScopedStores,
 } from './tenant-scoped-stores.js';
 export {

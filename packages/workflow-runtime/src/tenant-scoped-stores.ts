@@ -4,7 +4,17 @@
  * runtime can neither read another tenant's snapshot nor take its leases or timers.
  */
 import { SkeinError } from './errors.js';
-import type { Lease, LeaseStore, Snapshot, SnapshotStore, Stores, Timer, TimerStore } from './spi.js';
+import type {
+  Lease,
+  LeaseStore,
+  Signal,
+  SignalStore,
+  Snapshot,
+  SnapshotStore,
+  Stores,
+  Timer,
+  TimerStore,
+} from './spi.js';
 import { TenantScopedEventStore } from './tenant-scoped-event-store.js';
 
 /** An operation that tenant-scoped stores cannot offer. */
@@ -133,6 +143,31 @@ export class TenantScopedTimerStore implements TimerStore {
   }
 }
 
+/** The signal inbox of one tenant: signals are kept under the scoped execution id. */
+export class TenantScopedSignalStore implements SignalStore {
+  private readonly prefix: string;
+
+  constructor(
+    private readonly inner: SignalStore,
+    tenant: string,
+  ) {
+    this.prefix = prefixOf(tenant);
+  }
+
+  send(signal: Signal): Promise<void> {
+    return this.inner.send({ ...signal, executionId: this.prefix + signal.executionId });
+  }
+
+  async pending(executionId: string): Promise<Signal[]> {
+    const signals = await this.inner.pending(this.prefix + executionId);
+    return signals.map((signal) => ({ ...signal, executionId }));
+  }
+
+  complete(signalId: string): Promise<void> {
+    return this.inner.complete(signalId);
+  }
+}
+
 /**
  * Every store of `stores` scoped to one tenant.
  * @example
@@ -144,6 +179,7 @@ export function tenantScopedStores(stores: Stores, tenant: string): Stores {
     snapshots: new TenantScopedSnapshotStore(stores.snapshots, tenant),
     timers: new TenantScopedTimerStore(stores.timers, tenant),
     leases: new TenantScopedLeaseStore(stores.leases, tenant),
+    signals: new TenantScopedSignalStore(stores.signals, tenant),
     close: () => stores.close(),
   };
 }
