@@ -13,6 +13,7 @@ import {
   ExecutionNotFoundError,
   RuntimeClosedError,
   StartFencedOutError,
+  UnknownWorkflowError,
 } from './errors.js';
 import { type Envelope, isTerminalStatus, type StartedPayload } from './events.js';
 import { ExecutionRun, type RunOutcome } from './execution-run.js';
@@ -463,6 +464,9 @@ export class Runtime {
   private async continueExecution(current: ExecutionState, given?: number): Promise<ExecutionState> {
     if (isTerminalStatus(current.status)) return current;
     if (current.status === 'suspended' && !this.isDue(current)) return current;
+    // Pinned to a version this node does not run: left as it is for a node that does (nothing written).
+    if (!this.registry.has(current.workflow, current.version))
+      throw new UnknownWorkflowError(current.workflow, current.version, this.registry.names(), current.executionId);
     const definition = this.registry.get(current.workflow, current.version);
     const fence = given ?? (await this.stores.events.acquireFence(current.executionId));
     const writer = this.writer(current.executionId, current.workflow, fence, current.sequence + 1, current);

@@ -1,0 +1,48 @@
+/** Every example of docs/{sleep,signals,children,cancellation,versions,inspection}.md runs, on in-memory stores. */
+import { describe, expect, test } from 'vitest';
+import { main as cancellation } from './cancellation.js';
+import { main as children } from './children.js';
+import { main as inspection } from './inspection.js';
+import { main as signals } from './signals.js';
+import { main as sleep } from './sleep.js';
+import { main as versions } from './versions.js';
+
+describe('feature examples (docs/)', () => {
+  test('sleep: the reminder sleeps through a restart and reminds', async () => {
+    expect(await sleep()).toBe('reminded ada');
+  });
+
+  test('signals: the approved order is charged', async () => {
+    expect(await signals()).toBe('charged hold-a');
+  });
+
+  test('children: the checkout gets the invoice from its child', async () => {
+    expect(await children()).toEqual({ output: 'sent: invoice for 30', childParent: 'checkout-1' });
+  });
+
+  test('cancellation: the booking ends cancelled and its hold is released', async () => {
+    expect(await cancellation()).toEqual({
+      request: { cancelled: true, status: 'running' },
+      ended: 'cancelled',
+      steps: ['hold-room', 'release-hold'],
+    });
+  });
+
+  test('versions: v1 and v2 side by side; a v1 execution is left pending on a v2-only node', async () => {
+    expect(await versions()).toEqual({
+      v1: 'hello ada',
+      v2: 'HELLO ADA',
+      refused: 'execution "greet-old": workflow "greet" version 1 is not registered (registered: greet@2)',
+      pending: [{ executionId: 'greet-old', version: 1, registered: false }],
+    });
+  });
+
+  test('inspection: suspended jobs are listed page by page', async () => {
+    expect(await inspection()).toEqual({
+      waiting: ['job-1', 'job-3'],
+      completed: 3,
+      status: 'suspended',
+      events: ['EXECUTION_STARTED', 'TIMER_SCHEDULED', 'EXECUTION_SUSPENDED'],
+    });
+  });
+});
