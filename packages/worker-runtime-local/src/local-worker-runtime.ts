@@ -40,7 +40,7 @@ export class LocalWorkerRuntime implements WorkerRuntime {
   }
 
   /** `runtime.execute` under the lease's fence: bootstrap with it, or take over with it. */
-  execute(lease: WorkerLease, pkg: ExecutionPackage): Promise<ExecutionResult> {
+  async execute(lease: WorkerLease, pkg: ExecutionPackage): Promise<ExecutionResult> {
     const { executionId, workflow, input, version, startOnly } = parsePackage(pkg, 'execute package');
     if (lease.executionId !== executionId) throw new LeaseMismatchError(executionId, lease.executionId);
     return this.runtime.execute(
