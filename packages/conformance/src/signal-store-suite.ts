@@ -20,7 +20,12 @@ export function signalStoreSuite({ name, open }: SignalStoreSuiteOptions): void 
     it('pending returns one execution’s signals oldest (first sent) first, whatever their ids', () =>
       withStores(open, async ({ signals }) => {
         // Ids sort the other way round from send order: the order must be the send order.
-        const sent = [signal('s-c', 'e'), signal('s-x', 'other'), signal('s-b', 'e', 'reject'), signal('s-a', 'e')];
+        const sent = [
+          signal('s-c', 'e'),
+          signal('s-x', 'other'),
+          signal('s-b', 'e', 'reject'),
+          signal('s-a', 'e'),
+        ];
         for (const item of sent) await signals.send(item);
         expect(await signals.pending('e')).toEqual([sent[0], sent[2], sent[3]]);
         expect(await signals.pending('other')).toEqual([sent[1]]);
@@ -58,7 +63,9 @@ export function signalStoreSuite({ name, open }: SignalStoreSuiteOptions): void 
       withStores(open, async ({ signals }) => {
         const payload = '{"t":"ünïcödé ✓","n":[1,2.5,null],"s":"\\u0000"}';
         await signals.send({ ...signal('p', 'e'), payload, sentAt: 1_750_000_000_123 });
-        expect(await signals.pending('e')).toEqual([{ ...signal('p', 'e'), payload, sentAt: 1_750_000_000_123 }]);
+        expect(await signals.pending('e')).toEqual([
+          { ...signal('p', 'e'), payload, sentAt: 1_750_000_000_123 },
+        ]);
       }));
   });
 }

@@ -57,7 +57,8 @@ export async function cancelExecution(
     const current = await deps.loadState(executionId);
     if (current === null) throw new ExecutionNotFoundError(executionId);
     if (isTerminalStatus(current.status)) return { cancelled: false, status: current.status };
-    if (current.cancel !== undefined) return { cancelled: true, status: current.status, alreadyRequested: true };
+    if (current.cancel !== undefined)
+      return { cancelled: true, status: current.status, alreadyRequested: true };
     assertRunnable(deps, current);
     const fence = await deps.stores.events.acquireFence(executionId);
     const { firstAppend } = deps.takeOver(current, fence, [

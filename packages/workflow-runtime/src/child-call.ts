@@ -35,7 +35,10 @@ export async function callChild(
     if (error instanceof CancelledError && peeked?.childId !== undefined && peeked.status === 'started') {
       // The parent's cancellation is durable first: the child's end then finds it running, not waiting.
       await run.track(() => run.writer.flush());
-      await features.cancelChild(peeked.childId, `parent "${run.executionId}" was cancelled: ${error.reason}`);
+      await features.cancelChild(
+        peeked.childId,
+        `parent "${run.executionId}" was cancelled: ${error.reason}`,
+      );
     }
     throw error;
   }
@@ -46,7 +49,12 @@ export async function callChild(
   if (childId === undefined) {
     childId = checkedId(options.executionId ?? defaultChildId(run.executionId, position));
     await start(run, features, workflow, childId, input);
-    const started: ChildStartedPayload = { position, name: workflow.name, childId, version: workflow.version };
+    const started: ChildStartedPayload = {
+      position,
+      name: workflow.name,
+      childId,
+      version: workflow.version,
+    };
     run.writer.record('CHILD_STARTED', started, `start of child "${childId}"`);
   }
   return awaitChild(run, features, position, workflow.name, childId, record);

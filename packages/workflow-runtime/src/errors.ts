@@ -349,11 +349,7 @@ export class ChildFailedError extends SkeinError {
     options?: { cause?: unknown },
   ) {
     const detail = options?.cause instanceof Error ? `: ${options.cause.message}` : '';
-    super(
-      'CHILD_FAILED',
-      `execution "${executionId}": child "${childId}" ended ${status}${detail}`,
-      options,
-    );
+    super('CHILD_FAILED', `execution "${executionId}": child "${childId}" ended ${status}${detail}`, options);
   }
 }
 

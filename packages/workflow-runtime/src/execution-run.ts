@@ -3,6 +3,9 @@
  * Context calls are matched to the log by position (replay); a call the log has already
  * settled returns its recorded value, and a new call records before the workflow moves on.
  */
+
+import { cancellationAt } from './cancellation.js';
+import { callChild } from './child-call.js';
 import { encode } from './codec.js';
 import type {
   ChildOptions,
@@ -11,8 +14,6 @@ import type {
   WaitForSignalOptions,
   WorkflowContext,
 } from './context-api.js';
-import { cancellationAt } from './cancellation.js';
-import { callChild } from './child-call.js';
 import {
   CancelledError,
   NonDeterminismError,
@@ -352,7 +353,11 @@ export class ExecutionRun implements WorkflowContext {
     return { position, record };
   }
 
-  private block(wakeAt: number | undefined, timerId: string | undefined, awaiting?: Awaiting): Promise<never> {
+  private block(
+    wakeAt: number | undefined,
+    timerId: string | undefined,
+    awaiting?: Awaiting,
+  ): Promise<never> {
     this.waits.push({
       ...(wakeAt === undefined ? {} : { wakeAt }),
       ...(timerId === undefined || wakeAt === undefined

@@ -136,9 +136,7 @@ export function resumeIfWaiting(
   reason: string,
 ): Promise<boolean> {
   const previous = deps.resumes.get(executionId) ?? Promise.resolve(false);
-  const attempt = previous
-    .catch(() => false)
-    .then(() => resumeNow(deps, executionId, ready, reason));
+  const attempt = previous.catch(() => false).then(() => resumeNow(deps, executionId, ready, reason));
   deps.resumes.set(executionId, attempt);
   const forget = () => {
     if (deps.resumes.get(executionId) === attempt) deps.resumes.delete(executionId);

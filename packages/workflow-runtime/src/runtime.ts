@@ -466,7 +466,12 @@ export class Runtime {
     if (current.status === 'suspended' && !this.isDue(current)) return current;
     // Pinned to a version this node does not run: left as it is for a node that does (nothing written).
     if (!this.registry.has(current.workflow, current.version))
-      throw new UnknownWorkflowError(current.workflow, current.version, this.registry.names(), current.executionId);
+      throw new UnknownWorkflowError(
+        current.workflow,
+        current.version,
+        this.registry.names(),
+        current.executionId,
+      );
     const definition = this.registry.get(current.workflow, current.version);
     const fence = given ?? (await this.stores.events.acquireFence(current.executionId));
     const writer = this.writer(current.executionId, current.workflow, fence, current.sequence + 1, current);
@@ -539,11 +544,14 @@ export class Runtime {
     // Counted while the body runs (not during afterRun): a wake-up skips such a run, which
     // reads the inbox itself or re-checks after suspending (runtime-features.ts).
     this.bodies.set(executionId, (this.bodies.get(executionId) ?? 0) + 1);
-    const ran = run.run().finally(() => this.bodyEnded(executionId)).then(async (result) => {
-      await this.afterRun(executionId, run, result);
-      await afterFeatureRun(this.features, definition, run, result);
-      return result;
-    });
+    const ran = run
+      .run()
+      .finally(() => this.bodyEnded(executionId))
+      .then(async (result) => {
+        await this.afterRun(executionId, run, result);
+        await afterFeatureRun(this.features, definition, run, result);
+        return result;
+      });
     const outcome = releaseLease === undefined ? ran : ran.finally(releaseLease);
     this.active.set(executionId, outcome);
     const forget = () => {

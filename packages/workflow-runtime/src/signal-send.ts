@@ -66,7 +66,13 @@ export async function sendSignal(
   assertPayloadSize(executionId, where, text, deps.maxPayloadBytes);
   const signalId = request.signalId ?? newId();
   if (state.consumedSignals?.includes(signalId)) return { signalId, accepted: false, woke: false };
-  await deps.stores.signals.send({ signalId, executionId, name: request.name, payload: text, sentAt: deps.clock() });
+  await deps.stores.signals.send({
+    signalId,
+    executionId,
+    name: request.name,
+    payload: text,
+    sentAt: deps.clock(),
+  });
   const woke = await resumeIfWaiting(
     deps,
     executionId,

@@ -3,8 +3,9 @@
  * position, recording `SIGNAL_RECEIVED` (so replay returns the same payload by position), or
  * block until one arrives, with a durable timeout timer when `timeoutMs` is given.
  */
-import type { WaitForSignalOptions } from './context-api.js';
+
 import { decode } from './codec.js';
+import type { WaitForSignalOptions } from './context-api.js';
 import { UnknownSignalError } from './errors.js';
 import type { SignalReceivedPayload } from './events.js';
 import { newId } from './ids.js';

@@ -3,7 +3,13 @@
  * `CANCEL_REQUESTED`), the workflow sees `CancelledError` at its next context call, cleanup in
  * `finally` runs normally, and the execution ends `EXECUTION_CANCELLED` whatever the body does.
  */
-import { CancelledError, defineWorkflow, ExecutionFailedError, ExecutionNotFoundError } from '@skein/workflow-runtime';
+import {
+  CancelledError,
+  defineWorkflow,
+  ExecutionFailedError,
+  ExecutionNotFoundError,
+  readHistory,
+} from '@skein/workflow-runtime';
 import { describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import {
@@ -166,7 +172,7 @@ describe.each(backings)('cancellation (%s store)', (_, open) => {
     await until(async () => doomed.activeExecutions().length === 0);
     await doomed.close();
     expect(ran).toEqual(['cleanup-1']);
-    expect(types(await stores.events.read('mid')).at(-1)).toBe('STEP_STARTED');
+    expect(types(await readHistory(stores.events, 'mid')).at(-1)).toBe('STEP_STARTED');
 
     const runtime = h.runtime({ stores, workflows: [workflow] });
     expect(await runtime.cancel('mid', 'again')).toMatchObject({ cancelled: true, alreadyRequested: true });

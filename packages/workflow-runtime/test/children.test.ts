@@ -9,6 +9,7 @@ import {
   defaultChildId,
   defineWorkflow,
   ExecutionAlreadyExistsError,
+  readHistory,
   UnknownWorkflowError,
 } from '@skein/workflow-runtime';
 import { describe, expect, test } from 'vitest';
@@ -67,7 +68,12 @@ describe.each(backings)('children (%s store)', (_, open) => {
     await until(async () => (await runtime.loadState(childId))?.status === 'suspended');
 
     const parentLog = await runtime.history('p');
-    expect(types(parentLog)).toEqual(['EXECUTION_STARTED', 'CHILD_STARTED', 'TIMER_SCHEDULED', 'EXECUTION_SUSPENDED']);
+    expect(types(parentLog)).toEqual([
+      'EXECUTION_STARTED',
+      'CHILD_STARTED',
+      'TIMER_SCHEDULED',
+      'EXECUTION_SUSPENDED',
+    ]);
     expect(payloadOf(parentLog[1])).toEqual({ position: 0, name: 'child', childId, version: 1 });
     expect(payloadOf(parentLog[2])).toMatchObject({ purpose: 'child' });
     expect(payloadOf(parentLog[3])).toMatchObject({ reason: 'waiting for a child', children: [childId] });
@@ -107,18 +113,27 @@ describe.each(backings)('children (%s store)', (_, open) => {
     const { stores } = h.open();
     const { child, parent, ran } = family();
     // Appends: parent [STARTED]; child [STARTED, STEP_STARTED]; the next append dies.
-    const doomed = h.runtime({ stores: withEvents(stores, new CrashingEventStore(stores.events, 2)), workflows: [parent, child] });
-    await expect(doomed.execute({ executionId: 'pc', workflow: 'parent', input: null })).rejects.toThrow(/simulated crash/);
+    const doomed = h.runtime({
+      stores: withEvents(stores, new CrashingEventStore(stores.events, 2)),
+      workflows: [parent, child],
+    });
+    await expect(doomed.execute({ executionId: 'pc', workflow: 'parent', input: null })).rejects.toThrow(
+      /simulated crash/,
+    );
     await until(async () => doomed.activeExecutions().length === 0);
     await doomed.close();
     const childId = defaultChildId('pc', 0);
-    expect(types(await stores.events.read('pc'))).toEqual(['EXECUTION_STARTED']);
-    expect(types(await stores.events.read(childId))).toEqual(['EXECUTION_STARTED', 'STEP_STARTED']);
+    expect(types(await readHistory(stores.events, 'pc'))).toEqual(['EXECUTION_STARTED']);
+    expect(types(await readHistory(stores.events, childId))).toEqual(['EXECUTION_STARTED', 'STEP_STARTED']);
 
     const runtime = h.runtime({ stores, workflows: [parent, child] });
     // The child is recovered on its own (here by execute; a supervisor does it in production).
-    expect(await runtime.execute({ executionId: childId, workflow: 'child' })).toMatchObject({ status: 'suspended' });
-    expect(await runtime.execute({ executionId: 'pc', workflow: 'parent' })).toMatchObject({ status: 'suspended' });
+    expect(await runtime.execute({ executionId: childId, workflow: 'child' })).toMatchObject({
+      status: 'suspended',
+    });
+    expect(await runtime.execute({ executionId: 'pc', workflow: 'parent' })).toMatchObject({
+      status: 'suspended',
+    });
     const page = await runtime.list();
     expect(page.items.map((item) => item.executionId)).toEqual(['pc', childId]);
     expect(types(await runtime.history(childId)).filter((t) => t === 'EXECUTION_STARTED')).toHaveLength(1);
@@ -134,7 +149,12 @@ describe.each(backings)('children (%s store)', (_, open) => {
     const { child, parent } = family();
     let now = T0;
     const clock = () => now;
-    const first = h.runtime({ stores: backing.stores, workflows: [parent, child], clock, childRecheckMs: 5_000 });
+    const first = h.runtime({
+      stores: backing.stores,
+      workflows: [parent, child],
+      clock,
+      childRecheckMs: 5_000,
+    });
     await first.start(parent, null, { executionId: 'lost' });
     const childId = defaultChildId('lost', 0);
     await until(async () => (await first.loadState(childId))?.status === 'suspended');
@@ -169,7 +189,9 @@ describe.each(backings)('children (%s store)', (_, open) => {
     await expect(runtime.result('pk')).rejects.toThrow(/ended cancelled/);
     await expect(runtime.result(childId)).rejects.toThrow(/ended cancelled/);
     const requested = (await runtime.history(childId)).find((e) => e.type === 'CANCEL_REQUESTED');
-    expect(payloadOf<{ reason: string }>(requested).reason).toBe('parent "pk" was cancelled: order withdrawn');
+    expect(payloadOf<{ reason: string }>(requested).reason).toBe(
+      'parent "pk" was cancelled: order withdrawn',
+    );
   });
 
   test('a child id taken by another workflow fails the call with ExecutionAlreadyExistsError', async () => {

@@ -35,7 +35,13 @@ describe.each(backings)('inspection and versions (%s store)', (_, open) => {
   test('runtime.list validates its query before reading: limit >= 1, known statuses', async () => {
     const { stores } = h.open();
     const runtime = h.runtime({ stores, workflows: [v2] });
-    for (const query of [{ limit: 0 }, { limit: 1001 }, { status: 'sleeping' }, { workflow: '' }, { cursor: 7 }]) {
+    for (const query of [
+      { limit: 0 },
+      { limit: 1001 },
+      { status: 'sleeping' },
+      { workflow: '' },
+      { cursor: 7 },
+    ]) {
       const refused = runtime.list(query as never);
       await expect(refused, JSON.stringify(query)).rejects.toBeInstanceOf(InvalidInputError);
       await expect(refused).rejects.toThrow(/list query is invalid: query\.(limit|status|workflow|cursor)/);
@@ -80,9 +86,23 @@ async function populate(events: EventStore, count: number): Promise<void> {
       batch.map((i) => {
         const executionId = `x-${String(i).padStart(6, '0')}`;
         const kind = statuses[i % 3]!;
-        const drafts = [{ envelopeId: newId(), type: 'EXECUTION_STARTED' as const, payload: encode({ workflow: i % 2 ? 'odd' : 'even', version: 1, input: null }), recordedAt: 1 }];
-        if (kind !== 'EXECUTION_STARTED') drafts.push({ envelopeId: newId(), type: kind as never, payload: encode({}), recordedAt: 2 });
-        return events.append({ executionId, workflow: i % 2 ? 'odd' : 'even', expectedSeq: 0, fence: 0, events: drafts });
+        const drafts = [
+          {
+            envelopeId: newId(),
+            type: 'EXECUTION_STARTED' as const,
+            payload: encode({ workflow: i % 2 ? 'odd' : 'even', version: 1, input: null }),
+            recordedAt: 1,
+          },
+        ];
+        if (kind !== 'EXECUTION_STARTED')
+          drafts.push({ envelopeId: newId(), type: kind as never, payload: encode({}), recordedAt: 2 });
+        return events.append({
+          executionId,
+          workflow: i % 2 ? 'odd' : 'even',
+          expectedSeq: 0,
+          fence: 0,
+          events: drafts,
+        });
       }),
     );
   }
@@ -100,7 +120,9 @@ describe('runtime.list over 100,000 executions (sqlite)', () => {
       for (let page = 0; page < 3; page++) {
         const result = await runtime.list({ status: ['suspended'], workflow: 'odd', limit: 100, cursor });
         expect(result.items).toHaveLength(100);
-        expect(result.items.every((item) => item.status === 'suspended' && item.workflow === 'odd')).toBe(true);
+        expect(result.items.every((item) => item.status === 'suspended' && item.workflow === 'odd')).toBe(
+          true,
+        );
         seen.push(...result.items.map((item) => item.executionId));
         cursor = result.nextCursor;
       }

@@ -9,6 +9,7 @@ import {
   ExecutionNotFoundError,
   InvalidInputError,
   PayloadTooLargeError,
+  readHistory,
   type SignalStore,
   UnknownSignalError,
 } from '@skein/workflow-runtime';
@@ -60,7 +61,12 @@ describe.each(backings)('signals (%s store)', (_, open) => {
     const handle = await runtime.start(workflow, { gated: false }, { executionId: 'sig-1' });
     await until(async () => (await handle.state())?.status === 'suspended');
     const suspended = await runtime.history('sig-1');
-    expect(types(suspended)).toEqual(['EXECUTION_STARTED', 'STEP_STARTED', 'STEP_COMPLETED', 'EXECUTION_SUSPENDED']);
+    expect(types(suspended)).toEqual([
+      'EXECUTION_STARTED',
+      'STEP_STARTED',
+      'STEP_COMPLETED',
+      'EXECUTION_SUSPENDED',
+    ]);
     expect(payloadOf(suspended[3])).toMatchObject({ reason: 'waiting for a signal', signals: ['approve'] });
 
     const sent = await runtime.signal('sig-1', 'approve', true);
@@ -74,7 +80,12 @@ describe.each(backings)('signals (%s store)', (_, open) => {
       'STEP_COMPLETED',
       'EXECUTION_COMPLETED',
     ]);
-    expect(payloadOf(log[5])).toEqual({ position: 1, name: 'approve', signalId: sent.signalId, payload: true });
+    expect(payloadOf(log[5])).toEqual({
+      position: 1,
+      name: 'approve',
+      signalId: sent.signalId,
+      payload: true,
+    });
     expect(ran).toEqual(['reserve', 'charge']);
     expect(await stores.signals.pending('sig-1')).toEqual([]);
   });
@@ -205,18 +216,23 @@ describe.each(backings)('signals (%s store)', (_, open) => {
     const first = await doomed.signal('twice', 'n', 1);
     await until(async () => doomed.activeExecutions().length === 0);
     await doomed.close();
-    expect(types(await stores.events.read('twice')).at(-1)).toBe('STEP_STARTED');
+    expect(types(await readHistory(stores.events, 'twice')).at(-1)).toBe('STEP_STARTED');
     // The crashed run never deleted the consumed row: the inbox still holds it.
     expect((await stores.signals.pending('twice')).map((s) => s.signalId)).toEqual([first.signalId]);
 
     const runtime = h.runtime({ stores, workflows: [twice] });
-    expect(await runtime.signal('twice', 'n', 1, { signalId: first.signalId })).toMatchObject({ accepted: false });
+    expect(await runtime.signal('twice', 'n', 1, { signalId: first.signalId })).toMatchObject({
+      accepted: false,
+    });
     const second = await runtime.signal('twice', 'n', 2);
     const state = await runtime.execute({ executionId: 'twice', workflow: 'twice' });
     expect(state).toMatchObject({ status: 'completed', output: [1, 2] });
     expect(used).toEqual([1, 1]);
     const received = (await runtime.history('twice')).filter((e) => e.type === 'SIGNAL_RECEIVED');
-    expect(received.map((e) => payloadOf<{ signalId: string }>(e).signalId)).toEqual([first.signalId, second.signalId]);
+    expect(received.map((e) => payloadOf<{ signalId: string }>(e).signalId)).toEqual([
+      first.signalId,
+      second.signalId,
+    ]);
     expect(await stores.signals.pending('twice')).toEqual([]);
   });
 
@@ -230,7 +246,13 @@ describe.each(backings)('signals (%s store)', (_, open) => {
       pending: async (executionId) => {
         const seen = await stores.signals.pending(executionId);
         if (seen.length === 0)
-          await stores.signals.send({ signalId: 'raced', executionId, name: 'approve', payload: 'true', sentAt: T0 });
+          await stores.signals.send({
+            signalId: 'raced',
+            executionId,
+            name: 'approve',
+            payload: 'true',
+            sentAt: T0,
+          });
         return seen;
       },
     };

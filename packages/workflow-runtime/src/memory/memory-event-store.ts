@@ -3,8 +3,8 @@ import { checkAppend, type ExecutionHead } from '../append-checks.js';
 import { DEFAULT_MAX_PAYLOAD_BYTES } from '../codec.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';
 import { DuplicateEnvelopeIdError } from '../errors.js';
-import { listLimit } from '../list-limit.js';
 import { type ExecutionStatus, type StoredEvent, statusAfter } from '../events.js';
+import { listLimit } from '../list-limit.js';
 import type {
   AppendRequest,
   AppendResult,
