@@ -83,7 +83,12 @@ export async function afterFeatureRun(
   if (run.consumedSignals.length > 0)
     await Promise.all(run.consumedSignals.map((signalId) => signals.complete(signalId)));
   if (outcome.kind === 'suspended') {
-    if (outcome.awaiting !== undefined) await recheckAfterSuspend(deps, state.executionId);
+    if (outcome.awaiting !== undefined)
+      await resumeIfArrived(
+        deps,
+        state.executionId,
+        'a signal or child it waits for arrived while it suspended',
+      );
     return;
   }
   if (definition.signals !== undefined && Object.keys(definition.signals).length > 0) {
@@ -101,8 +106,12 @@ export async function afterFeatureRun(
   }
 }
 
-async function recheckAfterSuspend(deps: FeatureDeps, executionId: string): Promise<void> {
-  await resumeIfWaiting(
+/**
+ * Resume `executionId` when it is suspended waiting for a signal now in its inbox (and not yet
+ * consumed) or for a child that has ended. Resolves true when this call resumed it.
+ */
+export function resumeIfArrived(deps: FeatureDeps, executionId: string, reason: string): Promise<boolean> {
+  return resumeIfWaiting(
     deps,
     executionId,
     async (state) => {
@@ -117,7 +126,7 @@ async function recheckAfterSuspend(deps: FeatureDeps, executionId: string): Prom
       const children = await Promise.all(awaiting.children.map((id) => deps.stores.events.getExecution(id)));
       return children.some((child) => child !== null && isTerminalStatus(child.status));
     },
-    'a signal or child it waits for arrived while it suspended',
+    reason,
   );
 }
 

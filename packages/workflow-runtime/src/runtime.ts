@@ -24,7 +24,13 @@ import { DEFAULT_LEASE_TTL_MS, ExecutionLeases, type LeaseOptions } from './leas
 import { loadState, readHistory, saveSnapshot } from './load-state.js';
 import { LogWriter } from './log-writer.js';
 import type { RunFeatures } from './run-features.js';
-import { afterFeatureRun, type FeatureDeps, runFeatures, type TakeoverEvent } from './runtime-features.js';
+import {
+  afterFeatureRun,
+  type FeatureDeps,
+  resumeIfArrived,
+  runFeatures,
+  type TakeoverEvent,
+} from './runtime-features.js';
 import { type SignalOptions, type SignalResult, sendSignal } from './signal-send.js';
 import type { Stores, Timer } from './spi.js';
 import { WakeTimers } from './wake-timers.js';
@@ -276,6 +282,18 @@ export class Runtime {
       if (!won.includes(true)) return current;
     }
     return this.continueExecution(current);
+  }
+
+  /**
+   * Resume a suspended execution when a signal it waits for is in its inbox or a child it
+   * waits for has ended: what `runtime.signal` does on the sender's node, for a node that
+   * heard of the signal another way (a supervisor's wake-up). Writes nothing otherwise.
+   * Resolves true when this call resumed it; the run goes on in the background.
+   */
+  resumeIfArrived(executionId: string): Promise<boolean> {
+    this.assertOpen();
+    const id = parseWith(executionIdSchema, executionId, 'executionId', 'executionId');
+    return resumeIfArrived(this.features, id, 'a wake-up: a signal or child it waits for arrived');
   }
 
   /**
