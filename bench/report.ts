@@ -33,6 +33,11 @@ export function report(suite: string, rows: Row[], meta: Record<string, unknown>
       `| ${row.metric} | ${fmt(row.value)} ${row.unit} | ${baseline} | ${ratio} | ${row.target ?? ''} | ${met} |`,
     );
   }
+  saveResults(suite, { meta, rows });
+}
+
+/** Write `data` (with the time and the machine) to bench/results/<suite>.json. */
+export function saveResults(suite: string, data: Record<string, unknown>): void {
   const dir = fileURLToPath(new URL('./results/', import.meta.url));
   mkdirSync(dir, { recursive: true });
   const machine = {
@@ -44,6 +49,6 @@ export function report(suite: string, rows: Row[], meta: Record<string, unknown>
   };
   writeFileSync(
     `${dir}${suite}.json`,
-    `${JSON.stringify({ suite, at: new Date().toISOString(), machine, meta, rows }, null, 2)}\n`,
+    `${JSON.stringify({ suite, at: new Date().toISOString(), machine, ...data }, null, 2)}\n`,
   );
 }

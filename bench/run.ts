@@ -1,8 +1,22 @@
 /**
  * `pnpm bench` runs every benchmark and prints markdown tables; results go to
  * bench/results/*.json. `pnpm bench:smoke` runs tiny counts only, to prove the bench works.
+ * `--only a,b` runs the suites (and, in `peers` and `counts`, the engines) tagged with any of
+ * the names, e.g. `--only sqlite`, `--only postgres`, `--only peers`, `--only memory`.
+ * PostgreSQL is at SKEIN_PG_URL (default: the local server); without it the PostgreSQL parts
+ * are skipped loudly, except under CI=true, where that is a failure.
  */
-import { report } from './report.js';
+import { dbos } from './engines/dbos.js';
+import type { EngineSpec } from './engines/engine.js';
+import { rawPostgres } from './engines/raw-postgres.js';
+import { rawSqlite } from './engines/raw-sqlite.js';
+import { skeinPostgres } from './engines/skein-postgres.js';
+import { skeinSqlite } from './engines/skein-sqlite.js';
+import { report, saveResults } from './report.js';
+import { loadStateCost } from './scenarios/load-state-cost.js';
+import { memory } from './scenarios/memory.js';
+import { peers, peersFullSizes, peersSmokeSizes } from './scenarios/peers.js';
+import { peerTable, peerTargets } from './scenarios/peers-table.js';
 import {
   PG_URL,
   postgresCore,
@@ -12,32 +26,85 @@ import {
 } from './scenarios/postgres-core.js';
 import { fullSizes, smokeSizes, sqliteCore } from './scenarios/sqlite-core.js';
 import { listFullSizes, listSmokeSizes, sqliteList } from './scenarios/sqlite-list.js';
+import { type Counts, countPostgres, countSqlite, countsTable } from './scenarios/statement-counts.js';
 import { supervision, supervisionFullSizes, supervisionSmokeSizes } from './scenarios/supervision.js';
 
 const smoke = process.argv.includes('--smoke');
-const rows = await sqliteCore(smoke ? smokeSizes : fullSizes);
-report(smoke ? 'sqlite-core-smoke' : 'sqlite-core', rows, { smoke });
-report(
-  smoke ? 'sqlite-list-smoke' : 'sqlite-list',
-  await sqliteList(smoke ? listSmokeSizes : listFullSizes),
-  {
-    smoke,
-  },
-);
-const supervisionRows = await supervision(smoke ? supervisionSmokeSizes : supervisionFullSizes);
-report(smoke ? 'supervision-smoke' : 'supervision', supervisionRows, { smoke });
+const onlyAt = process.argv.indexOf('--only');
+const only = onlyAt < 0 ? [] : (process.argv[onlyAt + 1] ?? '').split(',').filter(Boolean);
+const picked = (tags: readonly string[]) => only.length === 0 || tags.some((tag) => only.includes(tag));
+const suffix = smoke ? '-smoke' : '';
+const safeUrl = PG_URL.replace(/:[^:@/]*@/, ':***@');
 
 const unreachable = await postgresUnreachable();
-if (unreachable === undefined) {
-  const pgRows = await postgresCore(smoke ? postgresSmokeSizes : postgresFullSizes);
-  report(smoke ? 'postgres-core-smoke' : 'postgres-core', pgRows, {
-    smoke,
-    url: PG_URL.replace(/:[^:@/]*@/, ':***@'),
-  });
-} else if (process.env.CI === 'true') {
+if (unreachable !== undefined && process.env.CI === 'true') {
   throw new Error(`bench: PostgreSQL is not reachable at ${PG_URL}: ${unreachable}`);
-} else {
+}
+const pgUp = unreachable === undefined;
+function skipped(what: string): void {
   console.warn(
-    `\n!!! bench: PostgreSQL is NOT reachable at ${PG_URL} (${unreachable}): postgres-core SKIPPED !!!\n`,
+    `\n!!! bench: PostgreSQL is NOT reachable at ${PG_URL} (${unreachable}): ${what} SKIPPED !!!\n`,
   );
+}
+
+/** The engines of a multi-engine suite that `--only` picked (the suite's own name picks them all). */
+function engines(suite: string, specs: readonly EngineSpec[]): EngineSpec[] {
+  const chosen = specs.filter((spec) => only.includes(suite) || picked(spec.tags));
+  if (!pgUp && chosen.some((spec) => spec.store === 'postgres')) skipped(`${suite} on PostgreSQL`);
+  return chosen.filter((spec) => pgUp || spec.store !== 'postgres');
+}
+
+if (picked(['sqlite-core', 'sqlite', 'core'])) {
+  report(`sqlite-core${suffix}`, await sqliteCore(smoke ? smokeSizes : fullSizes), { smoke });
+}
+if (picked(['sqlite-list', 'sqlite', 'list'])) {
+  report(`sqlite-list${suffix}`, await sqliteList(smoke ? listSmokeSizes : listFullSizes), { smoke });
+}
+if (picked(['supervision', 'sqlite'])) {
+  const rows = await supervision(smoke ? supervisionSmokeSizes : supervisionFullSizes);
+  report(`supervision${suffix}`, rows, { smoke });
+}
+if (picked(['postgres-core', 'postgres', 'core'])) {
+  if (pgUp) {
+    const rows = await postgresCore(smoke ? postgresSmokeSizes : postgresFullSizes);
+    report(`postgres-core${suffix}`, rows, { smoke, url: safeUrl });
+  } else skipped('postgres-core');
+}
+
+const peerEngines = engines('peers', [
+  rawSqlite('full', 1),
+  rawSqlite('full', 100),
+  rawSqlite('normal', 1),
+  rawSqlite('normal', 100),
+  skeinSqlite('full'),
+  skeinSqlite('normal'),
+  rawPostgres(1),
+  rawPostgres(8),
+  skeinPostgres,
+  dbos,
+]);
+if (picked(['peers', 'sqlite', 'postgres', 'dbos', 'skein', 'limit']) && peerEngines.length > 0) {
+  const cells = await peers(peerEngines, smoke ? peersSmokeSizes : peersFullSizes);
+  console.log(`\n### peers${suffix}\n\n${peerTable(cells)}`);
+  report(`peers${suffix}-targets`, peerTargets(cells), { smoke, url: safeUrl });
+  saveResults(`peers${suffix}`, { meta: { smoke, url: safeUrl }, cells });
+}
+
+const countEngines = engines('counts', [skeinSqlite('full'), skeinPostgres, dbos]);
+if (picked(['counts', 'sqlite', 'postgres', 'dbos', 'skein']) && countEngines.length > 0) {
+  const runs = smoke ? 3 : 100;
+  const counts: Counts[] = [];
+  for (const spec of countEngines) {
+    counts.push(...(await (spec.store === 'postgres' ? countPostgres(spec, runs) : countSqlite(spec, runs))));
+  }
+  console.log(`\n### counts${suffix} (per workflow, ${runs} sequential runs)\n\n${countsTable(counts)}`);
+  saveResults(`counts${suffix}`, { meta: { smoke, runs }, counts });
+}
+
+if (picked(['memory', 'sqlite'])) {
+  report(`memory${suffix}`, await memory(smoke ? 200 : 10_000), { smoke });
+}
+if (picked(['load-state', 'sqlite'])) {
+  const rows = await loadStateCost(smoke ? [100, 1000] : [100, 1000, 10_000], smoke ? 3 : 30);
+  report(`load-state${suffix}`, rows, { smoke });
 }
