@@ -9,3 +9,4 @@ export { LocalDispatcher, type LocalDispatcherOptions } from './local-dispatcher
 export { LocalWorkerRuntime, type LocalWorkerRuntimeOptions } from './local-worker-runtime.js';
 export { SupervisingDispatcher, type SupervisingDispatcherOptions } from './supervising-dispatcher.js';
 export { Supervisor, type SupervisorOptions, type TickReport } from './supervisor.js';
+export type { WakeupSource } from './supervisor-wakeups.js';

@@ -13,6 +13,7 @@ import {
 } from '@skein/workflow-runtime';
 import { SupervisorTickError } from './errors.js';
 import { leaseExpired } from './lease-expired.js';
+import { SupervisorWakeups, type WakeupSource } from './supervisor-wakeups.js';
 import { deadLetterReason, TickFailures } from './tick-failures.js';
 
 /** Options of {@link Supervisor}. */
@@ -35,6 +36,12 @@ export interface SupervisorOptions {
   leaderKey?: string;
   /** Where `start()` reports tick errors (default: `console.error`). */
   onError?: (error: unknown, context: string) => void;
+  /**
+   * Notifications that cut the wait short (`stores.wakeups` of `@skein/store-postgres`): a new
+   * timer triggers a tick at its due time, a new signal a resume of its execution by the
+   * leader. Polling every `tickIntervalMs` goes on as the fallback (default: none, polling only).
+   */
+  wakeups?: WakeupSource;
 }
 
 /** What one tick did. Errors of work started by an earlier tick are reported by the next. */
@@ -79,6 +86,10 @@ export class Supervisor {
   private loop: Promise<void> | undefined;
   private wakeLoop: (() => void) | undefined;
   private stopping = false;
+  private readonly wakeups: SupervisorWakeups | undefined;
+  private subscribed: Promise<void> = Promise.resolve();
+  private tickRequested = false;
+  private leading = false;
 
   constructor(options: SupervisorOptions) {
     this.runtime = options.runtime;
@@ -98,6 +109,15 @@ export class Supervisor {
       deadlineMs: this.deadlineMs,
     });
     this.owner = this.runtime.leaseOwner;
+    this.wakeups =
+      options.wakeups === undefined
+        ? undefined
+        : new SupervisorWakeups(options.wakeups, {
+            clock: this.clock,
+            tickSoon: () => this.tickSoon(),
+            signalArrived: (id) => this.signalArrived(id),
+            onError: this.onError,
+          });
   }
 
   /** Run one tick; see {@link TickReport}. Rejects with `SupervisorTickError` when the tick fails as a whole. */
@@ -111,6 +131,7 @@ export class Supervisor {
       errors: this.settledErrors.splice(0),
     };
     report.leader = await this.phase('claim the leader lease', report, () => this.lead());
+    this.leading = report.leader;
     if (report.leader)
       await this.phase('dead-letter failing executions', report, () => this.deadLetter(report));
     await this.phase('list pending executions', report, () => this.claimPending(report));
@@ -120,11 +141,23 @@ export class Supervisor {
     return report;
   }
 
-  /** Tick every `tickIntervalMs` until `stop()`; tick errors go to `onError`. */
+  /**
+   * Tick every `tickIntervalMs` until `stop()`, and sooner when a wake-up arrives; tick errors
+   * go to `onError`.
+   */
   start(): void {
     if (this.loop !== undefined) return;
     this.stopping = false;
+    this.subscribed = this.listen();
     this.loop = this.run();
+  }
+
+  /**
+   * Resolves once `start()` listens to the wake-up source (at once without one). A failed
+   * subscription is reported to `onError` and resolves too: the supervisor keeps polling.
+   */
+  listening(): Promise<void> {
+    return this.subscribed;
   }
 
   /** Stop ticking, wait for the work in flight, and give up the leader lease. */
@@ -133,6 +166,8 @@ export class Supervisor {
     this.wakeLoop?.();
     await this.loop;
     this.loop = undefined;
+    await this.subscribed;
+    await this.wakeups?.stop();
     await this.idle();
     await this.stores.leases.release(this.leaderKey, this.owner);
   }
@@ -144,12 +179,14 @@ export class Supervisor {
 
   private async run(): Promise<void> {
     while (!this.stopping) {
+      this.tickRequested = false;
       try {
         const report = await this.tick();
         for (const [id, error] of report.errors) this.onError(error, `supervisor tick: execution "${id}"`);
       } catch (error) {
         this.onError(error, 'supervisor tick');
       }
+      if (this.tickRequested || this.stopping) continue;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, this.intervalMs);
         this.wakeLoop = () => {
@@ -158,6 +195,27 @@ export class Supervisor {
         };
       });
     }
+  }
+
+  private async listen(): Promise<void> {
+    try {
+      await this.wakeups?.start();
+    } catch (error) {
+      this.onError(error, 'supervisor wake-ups: subscribe (polling goes on)');
+    }
+  }
+
+  /** A wake-up: tick now, or right after the tick in progress. */
+  private tickSoon(): void {
+    if (this.loop === undefined || this.stopping) return;
+    this.tickRequested = true;
+    this.wakeLoop?.();
+  }
+
+  /** A signal arrived: the leader resumes its execution if it waits for it (the sender's node usually has). */
+  private signalArrived(id: string): void {
+    if (!this.leading || this.loop === undefined || this.stopping || this.inFlight.has(id)) return;
+    this.launch(id, 'wake-up for a signal', () => this.runtime.resumeIfArrived(id), false);
   }
 
   /** Run a part of the tick; a throw there fails the whole tick. */
