@@ -34,6 +34,14 @@ export interface WakeupTargets {
   onError(error: unknown, context: string): void;
 }
 
+/**
+ * How long a signal notification waits before the leader looks at the execution. The sender's
+ * own node resumes the execution right after its inbox write; a resume racing it would take a
+ * newer fence and fence out the sender's run even when it backs off (the run then waits for
+ * lease expiry). After the grace the execution is found running and left alone, so the leader
+ * only steps in for a sender that never woke it (it died, or does not run that workflow).
+ */
+export const SIGNAL_GRACE_MS = 250;
 /** Timers due within 10 ms of each other share one tick. */
 const GRANULARITY_MS = 10;
 /** Timers due later than this are left to polling, so far-off timers hold no memory here. */
@@ -42,6 +50,7 @@ export const WAKEUP_HORIZON_MS = 3_600_000;
 /** The subscriptions and due-time ticks of one supervisor; see the module comment. */
 export class SupervisorWakeups {
   private readonly dueTicks = new Map<number, ReturnType<typeof setTimeout>>();
+  private readonly signalChecks = new Map<string, ReturnType<typeof setTimeout>>();
   private readonly unsubscribes: (() => Promise<void>)[] = [];
   private stopped = false;
 
@@ -55,21 +64,31 @@ export class SupervisorWakeups {
     this.stopped = false;
     const onTimer = (payload: string) => this.timerScheduled(payload);
     this.unsubscribes.push(await this.source.subscribe(WAKEUP_CHANNEL_TIMERS, onTimer));
-    const onSignal = (payload: string) => {
-      if (!this.stopped && payload !== '') this.targets.signalArrived(payload);
-    };
+    const onSignal = (payload: string) => this.signalSent(payload);
     this.unsubscribes.push(await this.source.subscribe(WAKEUP_CHANNEL_SIGNALS, onSignal));
   }
 
   /** Unsubscribe and forget the ticks scheduled for due timers. */
   async stop(): Promise<void> {
     this.stopped = true;
-    for (const timer of this.dueTicks.values()) clearTimeout(timer);
+    for (const timer of [...this.dueTicks.values(), ...this.signalChecks.values()]) clearTimeout(timer);
     this.dueTicks.clear();
+    this.signalChecks.clear();
     const results = await Promise.allSettled(this.unsubscribes.splice(0).map((unsubscribe) => unsubscribe()));
     for (const result of results)
       if (result.status === 'rejected')
         this.targets.onError(result.reason, 'supervisor wake-ups: unsubscribe');
+  }
+
+  /** A signal for execution `payload` was sent: look at it after the grace (once per burst). */
+  private signalSent(executionId: string): void {
+    if (this.stopped || executionId === '' || this.signalChecks.has(executionId)) return;
+    const timer = setTimeout(() => {
+      this.signalChecks.delete(executionId);
+      if (!this.stopped) this.targets.signalArrived(executionId);
+    }, SIGNAL_GRACE_MS);
+    timer.unref?.();
+    this.signalChecks.set(executionId, timer);
   }
 
   /** A timer due at `payload` was scheduled: tick at that time (at once if it is due). */
