@@ -66,6 +66,15 @@ export function runFeatures(deps: FeatureDeps): RunFeatures {
   };
 }
 
+/** True when {@link afterFeatureRun} has anything to do (checked synchronously, off the hot path). */
+export function hasFeatureWork(definition: AnyWorkflow, run: ExecutionRun, outcome: RunOutcome): boolean {
+  if (run.consumedSignals.length > 0) return true;
+  if (outcome.kind === 'suspended') return outcome.awaiting !== undefined;
+  if (outcome.state.parentId !== undefined) return true;
+  for (const _ in definition.signals) return true;
+  return false;
+}
+
 /**
  * After a run: delete the signals it consumed; at a terminal state empty the inbox (workflows
  * that declare signals) and wake a waiting parent;

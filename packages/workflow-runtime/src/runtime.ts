@@ -27,6 +27,7 @@ import type { RunFeatures } from './run-features.js';
 import {
   afterFeatureRun,
   type FeatureDeps,
+  hasFeatureWork,
   resumeIfArrived,
   runFeatures,
   type TakeoverEvent,
@@ -562,14 +563,19 @@ export class Runtime {
     // Counted while the body runs (not during afterRun): a wake-up skips such a run, which
     // reads the inbox itself or re-checks after suspending (runtime-features.ts).
     this.bodies.set(executionId, (this.bodies.get(executionId) ?? 0) + 1);
-    const ran = run
-      .run()
-      .finally(() => this.bodyEnded(executionId))
-      .then(async (result) => {
+    const ran = run.run().then(
+      async (result) => {
+        this.bodyEnded(executionId);
         await this.afterRun(executionId, run, result);
-        await afterFeatureRun(this.features, definition, run, result);
+        if (hasFeatureWork(definition, run, result))
+          await afterFeatureRun(this.features, definition, run, result);
         return result;
-      });
+      },
+      (error: unknown) => {
+        this.bodyEnded(executionId);
+        throw error;
+      },
+    );
     const outcome = releaseLease === undefined ? ran : ran.finally(releaseLease);
     this.active.set(executionId, outcome);
     const forget = () => {
