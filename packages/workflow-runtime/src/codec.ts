@@ -165,5 +165,10 @@ function errorFromJson(fields: { [key: string]: Json }): Error {
  * in JSON data) as the prototype: the key would vanish and the object's prototype change.
  */
 function setOwn(target: object, key: string, value: unknown): void {
-  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  // Plain assignment keeps objects fast; only `__proto__` would hit the prototype setter.
+  if (key === '__proto__') {
+    Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  } else {
+    (target as Record<string, unknown>)[key] = value;
+  }
 }
