@@ -7,6 +7,7 @@ import { ExecutionAlreadyExistsError, ExecutionNotFoundError, UnknownWorkflowErr
 import { type EventType, isTerminalStatus } from './events.js';
 import type { ExecutionRun, RunOutcome } from './execution-run.js';
 import type { ExecutionState } from './fold.js';
+import { lostResumeRace, resumeFence } from './resume-fence.js';
 import type { RunFeatures } from './run-features.js';
 import type { Stores } from './spi.js';
 import type { AnyWorkflow, WorkflowRegistry } from './workflow.js';
@@ -184,12 +185,14 @@ async function resumeNow(
     deps.onError(missing, `wake-up of execution "${executionId}" (${reason})`);
     return false;
   }
-  const fence = await deps.stores.events.acquireFence(executionId);
-  const head = await deps.stores.events.getExecution(executionId);
-  if (head === null || head.sequence !== current.sequence) return false;
+  // No new fence: of nodes resuming at once, the sequence picks one (adr/0016).
+  const fence = await resumeFence(deps.stores.events, current);
+  const resumeSeq = current.sequence + 1; // the run folds into `current` from here on
   const { outcome } = deps.takeOver(current, fence, [
     { type: 'EXECUTION_RESUMED', payload: { reason, fence } },
   ]);
-  outcome.catch((error) => deps.onError(error, `resumed run of execution "${executionId}"`));
+  outcome.catch((error) => {
+    if (!lostResumeRace(error, resumeSeq)) deps.onError(error, `resumed run of execution "${executionId}"`);
+  });
   return true;
 }

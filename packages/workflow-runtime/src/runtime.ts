@@ -23,6 +23,7 @@ import { type ListPage, type ListQuery, listExecutions } from './inspection.js';
 import { DEFAULT_LEASE_TTL_MS, ExecutionLeases, type LeaseOptions } from './leases.js';
 import { loadState, readHistory, saveSnapshot } from './load-state.js';
 import { LogWriter } from './log-writer.js';
+import { lostResumeRace, resumeFence } from './resume-fence.js';
 import type { RunFeatures } from './run-features.js';
 import {
   afterFeatureRun,
@@ -492,15 +493,28 @@ export class Runtime {
         current.executionId,
       );
     const definition = this.registry.get(current.workflow, current.version);
-    const fence = given ?? (await this.stores.events.acquireFence(current.executionId));
-    const writer = this.writer(current.executionId, current.workflow, fence, current.sequence + 1, current);
     const resumed = current.status === 'suspended';
+    // A resume takes no new fence (adr/0016); a takeover of pending or running work does.
+    const fence =
+      given ??
+      (resumed
+        ? await resumeFence(this.stores.events, current)
+        : await this.stores.events.acquireFence(current.executionId));
+    const takeoverSeq = current.sequence + 1; // the run's writer folds into `current` from here on
+    const writer = this.writer(current.executionId, current.workflow, fence, takeoverSeq, current);
     writer.record(
       resumed ? 'EXECUTION_RESUMED' : 'EXECUTION_RECOVERED',
       { reason: resumed ? 'a timer is due' : `taken over from status ${current.status}`, fence },
       'takeover',
     );
-    return (await this.launch(definition, writer)).state;
+    try {
+      return (await this.launch(definition, writer)).state;
+    } catch (error) {
+      // Another node resumed it first: nothing was written here; report where it stands.
+      if (resumed && lostResumeRace(error, takeoverSeq))
+        return (await this.loadState(current.executionId)) ?? current;
+      throw error;
+    }
   }
 
   private isDue(state: ExecutionState): boolean {
