@@ -67,13 +67,7 @@ describe('crashAtEveryWrite', () => {
     expect(report.outcomes).toHaveLength(2 * report.writes);
     expect(new Set(report.outcomes.map((o) => o.op))).toEqual(
       // No events.acquireFence: a start uses fence 0 and a resume the newest fence (adr/0003, 0016).
-      new Set([
-        'events.append',
-        'snapshots.put',
-        'timers.schedule',
-        'timers.claim',
-        'timers.complete',
-      ]),
+      new Set(['events.append', 'snapshots.put', 'timers.schedule', 'timers.claim', 'timers.complete']),
     );
     expect(report.outcomes.every((o) => o.status === 'completed')).toBe(true);
     expect(report.outcomes.map((o) => `${o.k}${o.when}`)).toEqual(
