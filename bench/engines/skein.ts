@@ -27,10 +27,11 @@ export function skeinEngine(name: string, stores: Stores, closeStores: () => Pro
   return {
     async prepare(shape: Shape) {
       const prefix = `${shape}-${prepared++}-`;
-      const workflow = `bench-steps-${shape}`;
+      const workflow = workflows[SHAPES.indexOf(shape)]!;
+      // start + result, as the DBOS engine does startWorkflow + getResult, with a given id.
       return async (i) => {
-        const state = await runtime.execute({ executionId: prefix + i, workflow, input: { n: i } });
-        expectResult(name, i, state.output, i + shape);
+        const handle = await runtime.start(workflow, { n: i }, { executionId: prefix + i });
+        expectResult(name, i, await handle.result(), i + shape);
       };
     },
     async close() {

@@ -195,8 +195,7 @@ export class Runtime {
     input: Raw,
     options: StartOptions = {},
   ): Promise<WorkflowHandle<Out>> {
-    const { executionId, existing } = await this.prepareStart(workflow, options);
-    if (existing) return this.handle<Out>(executionId);
+    const executionId = this.prepareStart(workflow, options);
     await this.bootstrapWithRetry(
       this.registry.get(workflow.name, workflow.version),
       executionId,
@@ -212,14 +211,13 @@ export class Runtime {
     input: Raw,
     options: StartOptions = {},
   ): Promise<WorkflowHandle<Out>> {
-    const { executionId, existing } = await this.prepareStart(workflow, options);
-    if (!existing)
-      await this.bootstrapWithRetry(
-        this.registry.get(workflow.name, workflow.version),
-        executionId,
-        input,
-        false,
-      );
+    const executionId = this.prepareStart(workflow, options);
+    await this.bootstrapWithRetry(
+      this.registry.get(workflow.name, workflow.version),
+      executionId,
+      input,
+      false,
+    );
     return this.handle<Out>(executionId);
   }
 
@@ -398,22 +396,17 @@ export class Runtime {
     return this.loadState(executionId);
   }
 
-  private async prepareStart(
-    workflow: AnyWorkflow,
-    options: StartOptions,
-  ): Promise<{ executionId: string; existing: boolean }> {
+  /**
+   * Validate a start and pick its id. No read: the start goes straight for seq 0, and an id
+   * that exists is found by that append failing (`bootstrap` returns 'exists' for the same
+   * workflow and throws `ExecutionAlreadyExistsError` for another), so a start costs one append.
+   */
+  private prepareStart(workflow: AnyWorkflow, options: StartOptions): string {
     this.assertOpen();
     this.registry.get(workflow.name, workflow.version);
-    const executionId =
-      options.executionId === undefined
-        ? newId()
-        : parseWith(executionIdSchema, options.executionId, 'executionId', 'executionId');
-    if (options.executionId === undefined) return { executionId, existing: false };
-    const existing = await this.stores.events.getExecution(executionId);
-    if (existing === null) return { executionId, existing: false };
-    if (existing.workflow !== workflow.name)
-      throw new ExecutionAlreadyExistsError(executionId, existing.workflow);
-    return { executionId, existing: true };
+    return options.executionId === undefined
+      ? newId()
+      : parseWith(executionIdSchema, options.executionId, 'executionId', 'executionId');
   }
 
   /**
