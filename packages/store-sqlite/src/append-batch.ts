@@ -137,7 +137,6 @@ function applyOne(
   if (savepoint) sql.savepoint.run();
   let seq = request.expectedSeq;
   let status = head.status;
-  let recordedAt = 0;
   try {
     for (const event of request.events) {
       sql.insertEvent.run(
@@ -150,7 +149,6 @@ function applyOne(
         event.recordedAt,
       );
       status = statusAfter(status, event.type);
-      recordedAt = event.recordedAt;
       seq += 1;
     }
   } catch (error) {
@@ -164,7 +162,10 @@ function applyOne(
     return { ok: false, error: refusal };
   }
   const lastSeq = seq - 1;
-  sql.upsertHead.run(request.executionId, request.workflow, status as ExecutionStatus, lastSeq, recordedAt);
+  // The log holds the last seq; the head row changes only with the status (or at seq 0).
+  if (request.expectedSeq === 0 || status !== head.status) {
+    sql.upsertHead.run(request.executionId, request.workflow, status as ExecutionStatus);
+  }
   if (savepoint) sql.releaseSavepoint.run();
   head.lastSeq = lastSeq;
   head.status = status;

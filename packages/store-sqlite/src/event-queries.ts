@@ -12,13 +12,18 @@ export interface HeadRow {
   workflow: string | null;
 }
 
+// The newest event of the row's execution gives its last seq and when it was written.
 const SUMMARY_COLUMNS =
-  'execution_id AS executionId, workflow, status, last_seq AS sequence, updated_at AS updatedAt';
+  'x.execution_id AS executionId, x.workflow, x.status, e.seq AS sequence, e.recorded_at AS updatedAt';
+const NEWEST_EVENT =
+  'JOIN skein_events e ON e.execution_id = x.execution_id AND e.seq = ' +
+  '(SELECT max(seq) FROM skein_events m WHERE m.execution_id = x.execution_id)';
 
 /** Fence, last seq, status and workflow of one execution. */
 export function selectHead(db: Db): Database.Statement<[string], HeadRow> {
   return db.prepare(
-    'SELECT fence, last_seq AS lastSeq, status, workflow FROM skein_executions WHERE execution_id = ?',
+    'SELECT x.fence, coalesce((SELECT max(seq) FROM skein_events e WHERE e.execution_id = x.execution_id), -1) ' +
+      'AS lastSeq, x.status, x.workflow FROM skein_executions x WHERE x.execution_id = ?',
   );
 }
 
@@ -31,12 +36,12 @@ export function insertEvent(
   );
 }
 
-/** Move the head after an append: id, workflow (kept once set), status, last seq, updated at. */
-export function upsertHead(db: Db): Database.Statement<[string, string, string, number, number]> {
+/** Set the head when seq 0 is written or the status changes: id, workflow (kept once set), status. */
+export function upsertHead(db: Db): Database.Statement<[string, string, string]> {
   return db.prepare(
-    'INSERT INTO skein_executions (execution_id, workflow, status, last_seq, updated_at) VALUES (?, ?, ?, ?, ?) ' +
+    'INSERT INTO skein_executions (execution_id, workflow, status) VALUES (?, ?, ?) ' +
       'ON CONFLICT (execution_id) DO UPDATE SET workflow = coalesce(skein_executions.workflow, excluded.workflow), ' +
-      'status = excluded.status, last_seq = excluded.last_seq, updated_at = excluded.updated_at',
+      'status = excluded.status',
   );
 }
 
@@ -66,28 +71,31 @@ export function selectEvents(db: Db): Database.Statement<[string, number, number
 /** The index row of one execution once seq 0 exists. */
 export function selectExecution(db: Db): Database.Statement<[string], ExecutionSummary> {
   return db.prepare(
-    `SELECT ${SUMMARY_COLUMNS} FROM skein_executions WHERE execution_id = ? AND last_seq >= 0`,
+    `SELECT ${SUMMARY_COLUMNS} FROM skein_executions x ${NEWEST_EVENT} WHERE x.execution_id = ?`,
   );
 }
 
 /** A page of every started execution after an id. */
 export function listAll(db: Db): Database.Statement<[string, number], ExecutionSummary> {
   return db.prepare(
-    `SELECT ${SUMMARY_COLUMNS} FROM skein_executions WHERE execution_id > ? AND last_seq >= 0 ORDER BY execution_id LIMIT ?`,
+    `SELECT ${SUMMARY_COLUMNS} FROM skein_executions x ${NEWEST_EVENT} ` +
+      'WHERE x.execution_id > ? AND x.status IS NOT NULL ORDER BY x.execution_id LIMIT ?',
   );
 }
 
 /** A page of one status after an id (index skein_executions_status). */
 export function listByStatus(db: Db): Database.Statement<[string, string, number], ExecutionSummary> {
   return db.prepare(
-    `SELECT ${SUMMARY_COLUMNS} FROM skein_executions WHERE status = ? AND execution_id > ? ORDER BY execution_id LIMIT ?`,
+    `SELECT ${SUMMARY_COLUMNS} FROM skein_executions x ${NEWEST_EVENT} ` +
+      'WHERE x.status = ? AND x.execution_id > ? ORDER BY x.execution_id LIMIT ?',
   );
 }
 
 /** A page of one workflow after an id (index skein_executions_workflow). */
 export function listByWorkflow(db: Db): Database.Statement<[string, string, number], ExecutionSummary> {
   return db.prepare(
-    `SELECT ${SUMMARY_COLUMNS} FROM skein_executions WHERE workflow = ? AND execution_id > ? ORDER BY execution_id LIMIT ?`,
+    `SELECT ${SUMMARY_COLUMNS} FROM skein_executions x ${NEWEST_EVENT} ` +
+      'WHERE x.workflow = ? AND x.execution_id > ? ORDER BY x.execution_id LIMIT ?',
   );
 }
 
@@ -96,7 +104,7 @@ export function listByWorkflowAndStatus(
   db: Db,
 ): Database.Statement<[string, string, string, number], ExecutionSummary> {
   return db.prepare(
-    `SELECT ${SUMMARY_COLUMNS} FROM skein_executions WHERE workflow = ? AND status = ? AND execution_id > ? ` +
-      'ORDER BY execution_id LIMIT ?',
+    `SELECT ${SUMMARY_COLUMNS} FROM skein_executions x ${NEWEST_EVENT} ` +
+      'WHERE x.workflow = ? AND x.status = ? AND x.execution_id > ? ORDER BY x.execution_id LIMIT ?',
   );
 }
