@@ -52,8 +52,6 @@ export interface RunHost {
   features?: RunFeatures;
 }
 
-const never = new Promise<never>(() => {});
-
 /** The signal of a step without a timeout: nothing aborts it. */
 const neverAborted = new AbortController().signal;
 
@@ -366,7 +364,10 @@ export class ExecutionRun implements WorkflowContext {
       ...awaiting,
     });
     this.scheduleSuspendCheck();
-    return never;
+    // A fresh promise that never settles: once the run is dropped, nothing refers to it, so the
+    // suspended body's frame (its ctx, state and values) is garbage. A shared one would keep
+    // every suspended body alive through its reaction list.
+    return new Promise<never>(() => {});
   }
 
   /** Suspend once nothing is in flight: every branch of the body is waiting on a timer. */
