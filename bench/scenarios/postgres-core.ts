@@ -4,26 +4,15 @@
  * the server at SKEIN_PG_URL (default: the local one), dropped afterwards.
  */
 import { openPostgresStores } from '@skein/store-postgres';
-import { createRuntime, defineWorkflow, type Runtime } from '@skein/workflow-runtime';
+import { createRuntime, type Runtime } from '@skein/workflow-runtime';
 import pg from 'pg';
-import { z } from 'zod';
+import { stepsWorkflow as steps } from '../engines/skein.js';
 import { median, nowMs, percentile, sequential, throughput } from '../measure.js';
 import type { Row } from '../report.js';
 
 /** The server the bench uses. */
 export const PG_URL = process.env.SKEIN_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
-const input = z.object({ n: z.number() });
-const steps = (count: number) =>
-  defineWorkflow({
-    name: `steps-${count}`,
-    input,
-    async run(ctx, { n }) {
-      let total = n;
-      for (let i = 0; i < count; i++) total = await ctx.step(`s${i}`, () => total + 1);
-      return total;
-    },
-  });
 const zero = steps(0);
 const three = steps(3);
 
@@ -108,10 +97,10 @@ async function measure(schema: string, sizes: PostgresSizes): Promise<Row[]> {
     let id = 0;
     const run = (workflow: string) => () =>
       runtime.execute({ executionId: `x${id++}`, workflow, input: { n: 1 } });
-    await sequential(Math.min(100, sizes.sequential), run('steps-3')); // warm-up
+    await sequential(Math.min(100, sizes.sequential), run(three.name)); // warm-up
     return {
-      zero: await sequential(sizes.sequential, run('steps-0')),
-      three: await sequential(sizes.sequential, run('steps-3')),
+      zero: await sequential(sizes.sequential, run(zero.name)),
+      three: await sequential(sizes.sequential, run(three.name)),
     };
   });
   const t3 = median(latencies.three);
@@ -119,7 +108,7 @@ async function measure(schema: string, sizes: PostgresSizes): Promise<Row[]> {
   const perStep = (t3 - t0) / 3;
   const wfPerSec = await withRuntime(schema, 10, (runtime) =>
     throughput(sizes.concurrent, 50, (i) =>
-      runtime.execute({ executionId: `c${i}`, workflow: 'steps-3', input: { n: i } }),
+      runtime.execute({ executionId: `c${i}`, workflow: three.name, input: { n: i } }),
     ),
   );
   return [

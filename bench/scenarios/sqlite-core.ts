@@ -6,25 +6,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openSqliteStores } from '@skein/store-sqlite';
-import { createRuntime, defineWorkflow, type EventStore, loadState } from '@skein/workflow-runtime';
+import { createRuntime, type EventStore, loadState } from '@skein/workflow-runtime';
 import Database from 'better-sqlite3';
-import { z } from 'zod';
+import { stepsWorkflow as steps } from '../engines/skein.js';
 import { median, nowMs, percentile, sequential, throughput } from '../measure.js';
 import type { Row } from '../report.js';
 
 type Durability = 'full' | 'normal';
 
-const input = z.object({ n: z.number() });
-const steps = (count: number) =>
-  defineWorkflow({
-    name: `steps-${count}`,
-    input,
-    async run(ctx, { n }) {
-      let total = n;
-      for (let i = 0; i < count; i++) total = await ctx.step(`s${i}`, () => total + 1);
-      return total;
-    },
-  });
 const zero = steps(0);
 const one = steps(1);
 const three = steps(3);
@@ -98,10 +87,10 @@ export async function sqliteCore(sizes: Sizes): Promise<Row[]> {
     let id = 0;
     const run = (workflow: string) => () =>
       runtime.execute({ executionId: `x${id++}`, workflow, input: { n: 1 } });
-    await sequential(Math.min(200, sizes.sequential), run('steps-3')); // warm-up
+    await sequential(Math.min(200, sizes.sequential), run(three.name)); // warm-up
     return {
-      zero: await sequential(sizes.sequential, run('steps-0')),
-      three: await sequential(sizes.sequential, run('steps-3')),
+      zero: await sequential(sizes.sequential, run(zero.name)),
+      three: await sequential(sizes.sequential, run(three.name)),
     };
   });
   const t3 = median(latencies.three);
@@ -127,7 +116,7 @@ export async function sqliteCore(sizes: Sizes): Promise<Row[]> {
 
   const wfPerSec = await withRuntime('full', (runtime) =>
     throughput(sizes.concurrent, 100, (i) =>
-      runtime.execute({ executionId: `c${i}`, workflow: 'steps-3', input: { n: i } }),
+      runtime.execute({ executionId: `c${i}`, workflow: three.name, input: { n: i } }),
     ),
   );
   rows.push({
@@ -140,7 +129,7 @@ export async function sqliteCore(sizes: Sizes): Promise<Row[]> {
 
   const execPerSec = await withRuntime('normal', (runtime) =>
     throughput(sizes.normalConcurrent, 200, (i) =>
-      runtime.execute({ executionId: `n${i}`, workflow: 'steps-1', input: { n: i } }),
+      runtime.execute({ executionId: `n${i}`, workflow: one.name, input: { n: i } }),
     ),
   );
   rows.push({
