@@ -18,9 +18,9 @@ import {
 import { type Envelope, isTerminalStatus, type StartedPayload } from './events.js';
 import { ExecutionRun, type RunOutcome } from './execution-run.js';
 import type { ExecutionState } from './fold.js';
-import { MAX_EXECUTION_ID_LENGTH, newId } from './ids.js';
+import { newId } from './ids.js';
 import { type ListPage, type ListQuery, listExecutions } from './inspection.js';
-import { DEFAULT_LEASE_TTL_MS, ExecutionLeases, type LeaseOptions } from './leases.js';
+import { DEFAULT_LEASE_TTL_MS, ExecutionLeases } from './leases.js';
 import { loadState, readHistory, saveSnapshot } from './load-state.js';
 import { LogWriter } from './log-writer.js';
 import { lostResumeRace, resumeFence } from './resume-fence.js';
@@ -33,92 +33,20 @@ import {
   runFeatures,
   type TakeoverEvent,
 } from './runtime-features.js';
+import {
+  type ExecuteOptions,
+  type ExecuteRequest,
+  executeOptionsSchema,
+  executeRequestSchema,
+  executionIdSchema,
+  type RuntimeOptions,
+  type StartOptions,
+  type WorkflowHandle,
+} from './runtime-options.js';
 import { type SignalOptions, type SignalResult, sendSignal } from './signal-send.js';
 import type { Stores, Timer } from './spi.js';
 import { WakeTimers } from './wake-timers.js';
 import { type AnyWorkflow, parseWith, type WorkflowDefinition, WorkflowRegistry } from './workflow.js';
-
-/** Options of {@link createRuntime}. */
-export interface RuntimeOptions {
-  stores: Stores;
-  /** Every workflow (and version) this runtime may run. */
-  workflows: readonly AnyWorkflow[];
-  /** Save a snapshot every this many events (default: 100; 0 turns snapshots off). */
-  snapshotEvery?: number;
-  /** Largest encoded payload of one event in bytes (default: 1 MiB). */
-  maxPayloadBytes?: number;
-  /** Milliseconds since the epoch (default: `Date.now`). Tests inject a clock. */
-  clock?: () => number;
-  /** Name of this node in timer claims and leases (default: a new ULID). */
-  nodeId?: string;
-  /** Where errors of background work (timer wake-ups, snapshots) go (default: `console.error`). */
-  onError?: (error: unknown, context: string) => void;
-  /**
-   * Keep a lease per running execution in `stores.leases` (key `execution:<id>`), renewed by
-   * a timer while the run lasts, so a supervisor on any node can tell a dead owner's work
-   * (default: off; `Supervisor` and worker setups turn it on). See `docs/supervision.md`.
-   */
-  lease?: LeaseOptions;
-  /**
-   * How often a parent waiting in `ctx.child` re-checks its child, should the child's wake-up
-   * be lost (a crash between the child's end and the wake-up): the bound on how late the
-   * parent notices, given a node that fires its timers (default: 60 000).
-   */
-  childRecheckMs?: number;
-}
-
-/** Options of `execute` (dispatch and worker runtimes pass them; see `docs/dispatch.md`). */
-export interface ExecuteOptions {
-  /**
-   * Fence to append with, taken by the caller (a worker lease): a new execution starts under
-   * it, a takeover uses it instead of acquiring one, and a start fenced out under it fails
-   * with `StartFencedOutError` instead of being retried (default: the runtime's own fences).
-   */
-  fence?: number;
-  /**
-   * Refuse with `ExecutionAlreadyExistsError` when the execution exists, instead of taking it
-   * over: the retry of a start that was fenced out, whose winner now owns it (default: false).
-   */
-  startOnly?: boolean;
-}
-
-/** What `execute` runs: which execution, of which workflow, with which input. */
-export interface ExecuteRequest {
-  executionId: string;
-  workflow: string;
-  input?: unknown;
-  /** Version to start with when the execution does not exist yet (default: the newest registered). */
-  version?: number;
-}
-
-/** Options of `start` and `enqueue`. */
-export interface StartOptions {
-  /** Id of the execution (default: a new ULID). Starting an id that exists returns a handle to it. */
-  executionId?: string;
-}
-
-/** A handle on one execution. */
-export interface WorkflowHandle<Out = unknown> {
-  readonly executionId: string;
-  /** Resolves with the output at `completed`; rejects with `ExecutionFailedError` at another terminal state. */
-  result(): Promise<Out>;
-  /** The current folded state. */
-  state(): Promise<ExecutionState | null>;
-}
-
-const executeRequestSchema = z.object({
-  executionId: z.string().min(1).max(MAX_EXECUTION_ID_LENGTH),
-  workflow: z.string().min(1),
-  input: z.unknown().optional(),
-  version: z.number().int().positive().optional(),
-});
-
-const executionIdSchema = z.string().min(1).max(MAX_EXECUTION_ID_LENGTH);
-
-const executeOptionsSchema = z.object({
-  fence: z.number().int().nonnegative().optional(),
-  startOnly: z.boolean().optional(),
-});
 
 const START_RETRIES = 3;
 
@@ -132,6 +60,8 @@ type Bootstrapped = 'exists' | { outcome: Promise<RunOutcome> };
 
 /** How long a timer claim holds before another node may fire the timer. */
 const TIMER_CLAIM_TTL_MS = 30_000;
+
+export type { ExecuteOptions, ExecuteRequest, RuntimeOptions, StartOptions, WorkflowHandle };
 
 /** Runs workflows durably over `stores`; see {@link createRuntime}. */
 export class Runtime {

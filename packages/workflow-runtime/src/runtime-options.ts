@@ -1,0 +1,89 @@
+/** The runtime's public option and handle types, and the schemas its entry points validate with. */
+import { z } from 'zod';
+import type { ExecutionState } from './fold.js';
+import { MAX_EXECUTION_ID_LENGTH } from './ids.js';
+import type { LeaseOptions } from './leases.js';
+import type { Stores } from './spi.js';
+import type { AnyWorkflow } from './workflow.js';
+
+/** Options of {@link createRuntime}. */
+export interface RuntimeOptions {
+  stores: Stores;
+  /** Every workflow (and version) this runtime may run. */
+  workflows: readonly AnyWorkflow[];
+  /** Save a snapshot every this many events (default: 100; 0 turns snapshots off). */
+  snapshotEvery?: number;
+  /** Largest encoded payload of one event in bytes (default: 1 MiB). */
+  maxPayloadBytes?: number;
+  /** Milliseconds since the epoch (default: `Date.now`). Tests inject a clock. */
+  clock?: () => number;
+  /** Name of this node in timer claims and leases (default: a new ULID). */
+  nodeId?: string;
+  /** Where errors of background work (timer wake-ups, snapshots) go (default: `console.error`). */
+  onError?: (error: unknown, context: string) => void;
+  /**
+   * Keep a lease per running execution in `stores.leases` (key `execution:<id>`), renewed by
+   * a timer while the run lasts, so a supervisor on any node can tell a dead owner's work
+   * (default: off; `Supervisor` and worker setups turn it on). See `docs/supervision.md`.
+   */
+  lease?: LeaseOptions;
+  /**
+   * How often a parent waiting in `ctx.child` re-checks its child, should the child's wake-up
+   * be lost (a crash between the child's end and the wake-up): the bound on how late the
+   * parent notices, given a node that fires its timers (default: 60 000).
+   */
+  childRecheckMs?: number;
+}
+
+/** Options of `execute` (dispatch and worker runtimes pass them; see `docs/dispatch.md`). */
+export interface ExecuteOptions {
+  /**
+   * Fence to append with, taken by the caller (a worker lease): a new execution starts under
+   * it, a takeover uses it instead of acquiring one, and a start fenced out under it fails
+   * with `StartFencedOutError` instead of being retried (default: the runtime's own fences).
+   */
+  fence?: number;
+  /**
+   * Refuse with `ExecutionAlreadyExistsError` when the execution exists, instead of taking it
+   * over: the retry of a start that was fenced out, whose winner now owns it (default: false).
+   */
+  startOnly?: boolean;
+}
+
+/** What `execute` runs: which execution, of which workflow, with which input. */
+export interface ExecuteRequest {
+  executionId: string;
+  workflow: string;
+  input?: unknown;
+  /** Version to start with when the execution does not exist yet (default: the newest registered). */
+  version?: number;
+}
+
+/** Options of `start` and `enqueue`. */
+export interface StartOptions {
+  /** Id of the execution (default: a new ULID). Starting an id that exists returns a handle to it. */
+  executionId?: string;
+}
+
+/** A handle on one execution. */
+export interface WorkflowHandle<Out = unknown> {
+  readonly executionId: string;
+  /** Resolves with the output at `completed`; rejects with `ExecutionFailedError` at another terminal state. */
+  result(): Promise<Out>;
+  /** The current folded state. */
+  state(): Promise<ExecutionState | null>;
+}
+
+export const executeRequestSchema = z.object({
+  executionId: z.string().min(1).max(MAX_EXECUTION_ID_LENGTH),
+  workflow: z.string().min(1),
+  input: z.unknown().optional(),
+  version: z.number().int().positive().optional(),
+});
+
+export const executionIdSchema = z.string().min(1).max(MAX_EXECUTION_ID_LENGTH);
+
+export const executeOptionsSchema = z.object({
+  fence: z.number().int().nonnegative().optional(),
+  startOnly: z.boolean().optional(),
+});
