@@ -320,6 +320,8 @@ export class Runtime {
   private async settledState(executionId: string): Promise<ExecutionState | null> {
     const running = this.active.get(executionId);
     if (running !== undefined) {
+      // A run that failed here (fenced out, a store error) says nothing about the execution's
+      // end: that error went to whoever started the run, and the log below is the truth.
       const outcome = await running.catch(() => undefined);
       if (outcome?.kind === 'terminal') return outcome.state;
     }
