@@ -125,14 +125,7 @@ export class Runtime {
     input: Raw,
     options: StartOptions = {},
   ): Promise<WorkflowHandle<Out>> {
-    const executionId = this.prepareStart(workflow, options);
-    await this.bootstrapWithRetry(
-      this.registry.get(workflow.name, workflow.version),
-      executionId,
-      input,
-      true,
-    );
-    return this.handle<Out>(executionId);
+    return this.begin<Out>(workflow, input, options, true);
   }
 
   /** Write seq 0 and leave the execution `pending` for any node's supervisor to run. */
@@ -141,12 +134,22 @@ export class Runtime {
     input: Raw,
     options: StartOptions = {},
   ): Promise<WorkflowHandle<Out>> {
+    return this.begin<Out>(workflow, input, options, false);
+  }
+
+  /** `start` (run here when `run`) and `enqueue`: seq 0, then a handle. */
+  private async begin<Out>(
+    workflow: AnyWorkflow,
+    input: unknown,
+    options: StartOptions,
+    run: boolean,
+  ): Promise<WorkflowHandle<Out>> {
     const executionId = this.prepareStart(workflow, options);
     await this.bootstrapWithRetry(
       this.registry.get(workflow.name, workflow.version),
       executionId,
       input,
-      false,
+      run,
     );
     return this.handle<Out>(executionId);
   }
