@@ -77,23 +77,8 @@ export function count(log: readonly Envelope[], type: string): number {
   return log.filter((event) => event.type === type).length;
 }
 
-/** A promise with its resolve function. */
-export function deferred<T = void>(): { promise: Promise<T>; resolve(value: T): void } {
-  let resolve!: (value: T) => void;
-  const promise = new Promise<T>((r) => {
-    resolve = r;
-  });
-  return { promise, resolve };
-}
-
-/** Resolve once `check` holds (fails after `timeoutMs`). */
-export async function until(check: () => boolean | Promise<boolean>, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
+// The runtime's test support already has these; one copy for the workspace's tests.
+export { deferred, until } from '../../../workflow-runtime/test/support/stores.js';
 
 /** A clock tests move by hand. */
 export function manualClock(start = 1_700_000_000_000): { now: () => number; advance(ms: number): void } {
