@@ -1,7 +1,9 @@
 /**
- * The append as one statement (one round trip, one implicit transaction): lock and read the
- * head row, decide, insert every event through `unnest`, move the head, and return the head
- * as it was with the verdict. See `adr/0009-postgres-one-statement-append.md`.
+ * The append as one statement (one round trip, one implicit transaction), in two shapes. A
+ * step's append, which leaves the status as it is, inserts its events under a share lock on
+ * the head row and leaves the row alone (`fastAppendQuery`); every other append locks the
+ * head for update, decides, inserts and moves the status (`appendQuery`). See
+ * `adr/0009-postgres-one-statement-append.md` and `adr/0018-postgres-step-append.md`.
  */
 import {
   type AppendRequest,
@@ -11,7 +13,7 @@ import {
 } from '@skein/workflow-runtime';
 import type { Query } from './database.js';
 
-/** What the append statement returns: the head it locked, and the result when it wrote. */
+/** What the full append statement returns: the head it locked and, unless it wrote, why not. */
 export interface AppendRow {
   /** Null when the events were written; otherwise which check refused (for diagnostics). */
   refusal: 'exists' | 'stale' | 'terminated' | 'duplicate' | 'gap' | null;
@@ -19,36 +21,40 @@ export interface AppendRow {
   headSeq: number;
   headStatus: ExecutionStatus | null;
   headWorkflow: string | null;
-  lastSeq: number | null;
-  status: ExecutionStatus | null;
 }
 
 const TERMINAL_STATUSES = ExecutionStatuses.filter(isTerminalStatus);
 
 // The checks follow `checkAppend`'s order: seq 0 taken, fence, terminal, duplicate, gap.
 // `head` locks the newest version of the head row (READ COMMITTED rechecks a row that changed
-// since the snapshot). `written` feeds `created` and `moved`, so every statement inserts events
-// before touching the head: two racing starts of one new execution meet on the events' primary
-// key and never deadlock. When the head row was not visible at the start of the statement,
-// `created` inserts it without ON CONFLICT: if another session created it meanwhile (an
-// acquireFence before seq 0), the statement fails on skein_executions_pkey, writes nothing, and
-// the caller runs it again, now against that row and its fence.
+// since the snapshot); `last` is the newest seq in the statement's snapshot. An append that
+// raced another append of the same execution past `last` meets it on the events' primary key.
+// `written` feeds `created` and `moved`, so every statement inserts events before touching
+// the head: two racing starts of one new execution meet on the events' primary key and never
+// deadlock. When the head row was not visible at the start of the statement, `created`
+// inserts it without ON CONFLICT: if another session created it meanwhile (an acquireFence
+// before seq 0), the statement fails on skein_executions_pkey, writes nothing, and the caller
+// runs it again, now against that row and its fence. `moved` writes the head only when the
+// status or the workflow changes.
 const APPEND_SQL = `
 WITH head AS MATERIALIZED (
-  SELECT fence, last_seq, status, workflow FROM skein_executions WHERE execution_id = $1 FOR UPDATE
+  SELECT fence, status, workflow FROM skein_executions WHERE execution_id = $1 FOR UPDATE
+),
+last AS MATERIALIZED (
+  SELECT max(seq) AS seq FROM skein_events WHERE execution_id = $1
 ),
 verdict AS MATERIALIZED (
   SELECT
     CASE
-      WHEN $3::bigint = 0 AND coalesce(h.last_seq, -1) >= 0 THEN 'exists'
+      WHEN $3::bigint = 0 AND l.seq IS NOT NULL THEN 'exists'
       WHEN $4::bigint < coalesce(h.fence, 0) THEN 'stale'
-      WHEN h.status = ANY ($11::text[]) THEN 'terminated'
-      WHEN $3::bigint <= coalesce(h.last_seq, -1) THEN 'duplicate'
-      WHEN $3::bigint > coalesce(h.last_seq, -1) + 1 THEN 'gap'
+      WHEN h.status = ANY ($10::text[]) THEN 'terminated'
+      WHEN $3::bigint <= coalesce(l.seq, -1) THEN 'duplicate'
+      WHEN $3::bigint > coalesce(l.seq, -1) + 1 THEN 'gap'
     END AS refusal,
     h.fence IS NOT NULL AS found,
-    coalesce(h.fence, 0) AS fence, coalesce(h.last_seq, -1) AS last_seq, h.status, h.workflow
-  FROM (VALUES (1)) AS one LEFT JOIN head h ON true
+    coalesce(h.fence, 0) AS fence, coalesce(l.seq, -1) AS last_seq, h.status, h.workflow
+  FROM last l LEFT JOIN head h ON true
 ),
 written AS (
   INSERT INTO skein_events (execution_id, seq, envelope_id, type, payload, fence, recorded_at)
@@ -60,26 +66,24 @@ written AS (
   RETURNING seq
 ),
 created AS (
-  INSERT INTO skein_executions (execution_id, workflow, status, last_seq, updated_at)
-  SELECT $1, $2, $9, w.last_seq, $10
-  FROM verdict v CROSS JOIN (SELECT max(seq) AS last_seq FROM written) w
-  WHERE v.refusal IS NULL AND NOT v.found
-  RETURNING last_seq, status
+  INSERT INTO skein_executions (execution_id, workflow, status)
+  SELECT $1, $2, $9
+  FROM verdict v CROSS JOIN (SELECT count(*) AS n FROM written) w
+  WHERE v.refusal IS NULL AND NOT v.found AND w.n > 0
 ),
 moved AS (
   UPDATE skein_executions AS x
-  SET workflow = coalesce(x.workflow, $2), status = coalesce($9, v.status), last_seq = w.last_seq, updated_at = $10
-  FROM verdict v CROSS JOIN (SELECT max(seq) AS last_seq FROM written) w
-  WHERE x.execution_id = $1 AND v.refusal IS NULL AND v.found
-  RETURNING x.last_seq, x.status
+  SET workflow = coalesce(x.workflow, $2), status = coalesce($9, x.status)
+  FROM verdict v CROSS JOIN (SELECT count(*) AS n FROM written) w
+  WHERE x.execution_id = $1 AND v.refusal IS NULL AND v.found AND w.n > 0
+    AND (x.workflow IS NULL OR x.status IS DISTINCT FROM coalesce($9, x.status))
 )
-SELECT v.refusal, v.fence AS "headFence", v.last_seq AS "headSeq", v.status AS "headStatus",
-  v.workflow AS "headWorkflow", coalesce(c.last_seq, m.last_seq) AS "lastSeq", coalesce(c.status, m.status) AS status
-FROM verdict v LEFT JOIN created c ON true LEFT JOIN moved m ON true`;
+SELECT refusal, fence AS "headFence", last_seq AS "headSeq", status AS "headStatus", workflow AS "headWorkflow"
+FROM verdict`;
 
 /**
- * The append statement for `request`. `status` is the status after the batch, or null when
- * the batch leaves the head's status as it is (only `CANCEL_REQUESTED` events).
+ * The full append statement for `request`. `status` is the status after the batch, or null
+ * when the batch leaves the head's status as it is (only `CANCEL_REQUESTED` events).
  */
 export function appendQuery(request: AppendRequest, status: ExecutionStatus | null): Query {
   const { events } = request;
@@ -96,10 +100,49 @@ export function appendQuery(request: AppendRequest, status: ExecutionStatus | nu
       events.map((event) => event.payload),
       events.map((event) => event.recordedAt),
       status,
-      events[events.length - 1]!.recordedAt,
       TERMINAL_STATUSES,
     ],
   };
+}
+
+/** Batches up to this many events take the step append; longer ones take the full one. */
+export const MAX_FAST_EVENTS = 8;
+
+const fastTexts: string[] = [];
+
+// A step's append: the head must hold `status` (which the batch keeps, so the head needs no
+// write) and a fence no newer than the writer's, under FOR SHARE, which waits for an
+// acquireFence or a status move in flight and conflicts with both; seq expectedSeq - 1 must
+// be in the log (a gap inserts nothing) and expectedSeq must not be (the primary key refuses).
+// A non-terminal head status means nothing terminal was appended (L6). Events are a VALUES
+// list, one statement text per batch length: cheaper than unnest for the usual two events.
+function fastText(count: number): string {
+  const rows = Array.from({ length: count }, (_, i) => {
+    const p = 5 + i * 4;
+    return i === 0
+      ? `(0, $${p}::text, $${p + 1}::text, $${p + 2}::text, $${p + 3}::bigint)`
+      : `(${i}, $${p}, $${p + 1}, $${p + 2}, $${p + 3})`;
+  });
+  return `
+INSERT INTO skein_events (execution_id, seq, envelope_id, type, payload, fence, recorded_at)
+SELECT $1, $2::bigint + v.o, v.i, v.t, v.p, $3::bigint, v.r
+FROM (VALUES ${rows.join(', ')}) AS v (o, i, t, p, r)
+WHERE (SELECT fence FROM skein_executions WHERE execution_id = $1 AND status = $4 FOR SHARE) <= $3::bigint
+  AND EXISTS (SELECT FROM skein_events WHERE execution_id = $1 AND seq = $2::bigint - 1)`;
+}
+
+/**
+ * The step append for `request` (at most {@link MAX_FAST_EVENTS} events, expectedSeq > 0),
+ * which writes only when the head already holds `status`, the status after the batch. It
+ * inserts every event or none; none means "run the full statement" (the head's status
+ * differs, or a check refuses and the full statement says which).
+ */
+export function fastAppendQuery(request: AppendRequest, status: ExecutionStatus): Query {
+  const { events } = request;
+  const values: unknown[] = [request.executionId, request.expectedSeq, request.fence, status];
+  for (const event of events) values.push(event.envelopeId, event.type, event.payload, event.recordedAt);
+  fastTexts[events.length] ??= fastText(events.length);
+  return { name: `skein_append_step_${events.length}`, text: fastTexts[events.length]!, values };
 }
 
 /** The workflow of an execution's seq 0, read after a racing start lost on the primary key. */

@@ -11,42 +11,73 @@ import {
   ExecutionAlreadyExistsError,
   type ExecutionHead,
   type ExecutionStatus,
+  isTerminalStatus,
   StorageWriteError,
   statusAfter,
 } from '@skein/workflow-runtime';
-import { type AppendRow, appendQuery, takenEnvelopeIdsQuery, workflowQuery } from './append-query.js';
+import {
+  type AppendRow,
+  appendQuery,
+  fastAppendQuery,
+  MAX_FAST_EVENTS,
+  takenEnvelopeIdsQuery,
+  workflowQuery,
+} from './append-query.js';
 import type { Database, Query } from './database.js';
 import { NulInTextError, StoreClosedError, UnexpectedAppendResultError } from './errors.js';
 
 const UNIQUE_VIOLATION = '23505';
-/** Runs of the statement when the head row keeps appearing under it (once is the rare case). */
+/** Runs of the full statement when the head keeps changing under it (once is the rare case). */
 const MAX_ATTEMPTS = 3;
 
 /**
- * Append `request` in one round trip (two only when an `acquireFence` created the head row
- * while a start was running); rejects with the same errors as `checkAppend`.
+ * Append `request` in one round trip; rejects with the same errors as `checkAppend`.
+ * `knownStatus` is the head status this process last saw for the execution: when the batch
+ * keeps it, the step append runs (it writes nothing when the head changed meanwhile, and the
+ * full statement follows). A second round trip is also taken when an `acquireFence` created
+ * the head row while a start was running, or when a refusal came from a snapshot that a
+ * racing append has since moved past.
  */
 export async function appendEvents(
   db: Database,
   request: AppendRequest,
   maxPayloadBytes: number,
+  knownStatus?: ExecutionStatus,
 ): Promise<AppendResult> {
   checkShape(request, maxPayloadBytes);
-  let row: AppendRow;
-  try {
-    row = await runStatement(db, appendQuery(request, statusAfterBatch(request)), request.executionId);
-  } catch (error) {
-    throw await refusalOf(db, request, error);
+  const status = statusAfterBatch(request);
+  const lastSeq = request.expectedSeq + request.events.length - 1;
+  if (status !== null && status === knownStatus && takesStepAppend(request, status)) {
+    const written = await db.query('append', fastAppendQuery(request, status)).catch(async (error: unknown) => {
+      throw await refusalOf(db, request, error);
+    });
+    if (written.rowCount === request.events.length) return { lastSeq, status };
   }
-  if (row.refusal === null) return { lastSeq: row.lastSeq!, status: row.status! };
-  checkAppend(headOf(row), request, maxPayloadBytes);
-  throw new UnexpectedAppendResultError(
-    request.executionId,
-    `the database refused (${row.refusal}) an append that checkAppend accepts`,
-  );
+  for (let attempt = 1; ; attempt += 1) {
+    let row: AppendRow;
+    try {
+      row = await runStatement(db, appendQuery(request, status), request.executionId);
+    } catch (error) {
+      throw await refusalOf(db, request, error);
+    }
+    if (row.refusal === null) return { lastSeq, status: status ?? row.headStatus! };
+    checkAppend(headOf(row), request, maxPayloadBytes);
+    // Accepted now: the refusal came from a snapshot taken before a racing append committed.
+    if (attempt >= MAX_ATTEMPTS) {
+      throw new UnexpectedAppendResultError(
+        request.executionId,
+        `the database refused (${row.refusal}) an append that checkAppend accepts`,
+      );
+    }
+  }
 }
 
-/** Run the append statement; again when the head row appeared under it (see append-query.ts). */
+/** Whether `request` fits the step append: not seq 0, not too long, a status that stays. */
+function takesStepAppend(request: AppendRequest, status: ExecutionStatus): boolean {
+  return request.expectedSeq > 0 && request.events.length <= MAX_FAST_EVENTS && !isTerminalStatus(status);
+}
+
+/** Run the full append statement; again when the head row appeared under it (see append-query.ts). */
 async function runStatement(db: Database, query: Query, executionId: string): Promise<AppendRow> {
   for (let attempt = 1; ; attempt += 1) {
     try {

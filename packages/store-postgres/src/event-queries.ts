@@ -4,8 +4,12 @@ import type { Query } from './database.js';
 
 const EVENT_COLUMNS =
   'execution_id AS "executionId", seq, envelope_id AS "envelopeId", type, payload, fence, recorded_at AS "recordedAt"';
-const SUMMARY_COLUMNS =
-  'execution_id AS "executionId", workflow, status, last_seq AS sequence, updated_at AS "updatedAt"';
+// A summary is the head row and the newest event, found by one backward seek of the events'
+// primary key. The inner join leaves out heads that acquireFence made before seq 0 existed.
+const SUMMARY_FROM =
+  'SELECT x.execution_id AS "executionId", x.workflow, x.status, l.seq AS sequence, ' +
+  'l.recorded_at AS "updatedAt" FROM skein_executions x CROSS JOIN LATERAL (SELECT seq, recorded_at ' +
+  'FROM skein_events e WHERE e.execution_id = x.execution_id ORDER BY seq DESC LIMIT 1) l';
 
 /** Take the next fence in one statement; works before seq 0 exists. */
 export function nextFence(executionId: string): Query {
@@ -40,7 +44,7 @@ export function selectEvents(executionId: string, fromSeq: number, limit: number
 export function selectExecution(executionId: string): Query {
   return {
     name: 'skein_select_execution',
-    text: `SELECT ${SUMMARY_COLUMNS} FROM skein_executions WHERE execution_id = $1 AND last_seq >= 0`,
+    text: `${SUMMARY_FROM} WHERE x.execution_id = $1 AND x.status IS NOT NULL`,
     values: [executionId],
   };
 }
@@ -50,8 +54,8 @@ export function listAll(after: string, limit: number): Query {
   return {
     name: 'skein_list_all',
     text:
-      `SELECT ${SUMMARY_COLUMNS} FROM skein_executions WHERE execution_id > $1 AND last_seq >= 0 ` +
-      'ORDER BY execution_id LIMIT $2',
+      `${SUMMARY_FROM} WHERE x.execution_id > $1 AND x.status IS NOT NULL ` +
+      'ORDER BY x.execution_id LIMIT $2',
     values: [after, limit],
   };
 }
@@ -61,8 +65,8 @@ export function listByStatus(statuses: readonly ExecutionStatus[], after: string
   return {
     name: 'skein_list_by_status',
     text:
-      `SELECT ${SUMMARY_COLUMNS} FROM skein_executions WHERE status = ANY ($1::text[]) AND execution_id > $2 ` +
-      'ORDER BY execution_id LIMIT $3',
+      `${SUMMARY_FROM} WHERE x.status = ANY ($1::text[]) AND x.execution_id > $2 ` +
+      'ORDER BY x.execution_id LIMIT $3',
     values: [[...statuses], after, limit],
   };
 }
@@ -72,8 +76,8 @@ export function listByWorkflow(workflow: string, after: string, limit: number): 
   return {
     name: 'skein_list_by_workflow',
     text:
-      `SELECT ${SUMMARY_COLUMNS} FROM skein_executions WHERE workflow = $1 AND execution_id > $2 ` +
-      'ORDER BY execution_id LIMIT $3',
+      `${SUMMARY_FROM} WHERE x.workflow = $1 AND x.execution_id > $2 ` +
+      'ORDER BY x.execution_id LIMIT $3',
     values: [workflow, after, limit],
   };
 }
@@ -88,8 +92,8 @@ export function listByWorkflowAndStatus(
   return {
     name: 'skein_list_by_workflow_and_status',
     text:
-      `SELECT ${SUMMARY_COLUMNS} FROM skein_executions WHERE workflow = $1 AND status = ANY ($2::text[]) ` +
-      'AND execution_id > $3 ORDER BY execution_id LIMIT $4',
+      `${SUMMARY_FROM} WHERE x.workflow = $1 AND x.status = ANY ($2::text[]) ` +
+      'AND x.execution_id > $3 ORDER BY x.execution_id LIMIT $4',
     values: [workflow, [...statuses], after, limit],
   };
 }

@@ -5,8 +5,10 @@ import {
   decodeCursor,
   type EventStore,
   type ExecutionPage,
+  type ExecutionStatus,
   type ExecutionSummary,
   encodeCursor,
+  isTerminalStatus,
   type ListExecutionsQuery,
   listLimit,
   StorageWriteError,
@@ -27,6 +29,31 @@ import {
 } from './event-queries.js';
 import { PerKeyQueue } from './per-key-queue.js';
 
+/** How many executions' status hints an event store keeps (the oldest are dropped first). */
+const STATUS_HINTS = 10_000;
+
+/**
+ * The last status each execution's head was seen with, for at most `capacity` executions
+ * (a Map keeps insertion order, so the first key is the least recently written).
+ */
+class StatusHints {
+  private readonly hints = new Map<string, ExecutionStatus>();
+
+  constructor(private readonly capacity: number) {}
+
+  get(executionId: string): ExecutionStatus | undefined {
+    return this.hints.get(executionId);
+  }
+
+  /** Remember `status`, or forget the execution when it is undefined. */
+  set(executionId: string, status: ExecutionStatus | undefined): void {
+    this.hints.delete(executionId);
+    if (status === undefined) return;
+    this.hints.set(executionId, status);
+    if (this.hints.size > this.capacity) this.hints.delete(this.hints.keys().next().value!);
+  }
+}
+
 /**
  * The event log in PostgreSQL. An append is one round trip: the checks, the inserts and the
  * head update are one statement (see `adr/0009-postgres-one-statement-append.md`). Appends of
@@ -35,6 +62,8 @@ import { PerKeyQueue } from './per-key-queue.js';
  */
 export class PostgresEventStore implements EventStore {
   private readonly ordered = new PerKeyQueue();
+  /** The head status after this process's last append per execution: a hint, never trusted. */
+  private readonly statuses = new StatusHints(STATUS_HINTS);
 
   /**
    * @param db the shared pool, with the schema migrated (see `openPostgresStores`).
@@ -46,9 +75,17 @@ export class PostgresEventStore implements EventStore {
   ) {}
 
   append(request: AppendRequest): Promise<AppendResult> {
-    return this.ordered.run(String(request.executionId), () =>
-      appendEvents(this.db, request, this.maxPayloadBytes),
-    );
+    const executionId = String(request.executionId);
+    return this.ordered.run(executionId, async () => {
+      try {
+        const result = await appendEvents(this.db, request, this.maxPayloadBytes, this.statuses.get(executionId));
+        this.statuses.set(executionId, isTerminalStatus(result.status) ? undefined : result.status);
+        return result;
+      } catch (error) {
+        this.statuses.set(executionId, undefined);
+        throw error;
+      }
+    });
   }
 
   async read(executionId: string, fromSeq = 0, limit = Number.POSITIVE_INFINITY): Promise<StoredEvent[]> {

@@ -8,6 +8,7 @@ import {
   DuplicateSequenceError,
   type EventType,
   ExecutionAlreadyExistsError,
+  ExecutionTerminatedError,
   InvalidAppendError,
   StaleFenceError,
 } from '@skein/workflow-runtime';
@@ -61,20 +62,51 @@ afterEach(async () => {
 
 whenPostgres(() => {
   describe('postgres append', () => {
-    it('an append is one round trip: one statement writes a 3-event batch, one statement refuses a stale one', async () => {
+    it('an append is one round trip: one statement starts, one writes each step, one ends', async () => {
       const [stores] = await nodes(1);
       const { events } = stores!;
-      await events.append(request('one-trip', 0, 0, ['EXECUTION_STARTED']));
-      const fence = await events.acquireFence('one-trip');
       const queries = vi.spyOn(pg.Pool.prototype, 'query');
-      await events.append(request('one-trip', 1, fence, ['STEP_STARTED', 'STEP_COMPLETED', 'STEP_STARTED']));
+      await events.append(request('one-trip', 0, 0, ['EXECUTION_STARTED', 'STEP_STARTED']));
       expect(queries).toHaveBeenCalledTimes(1);
-      await expect(events.append(request('one-trip', 4, 0, ['STEP_COMPLETED']))).rejects.toBeInstanceOf(
+      await events.append(request('one-trip', 2, 0, ['STEP_COMPLETED', 'STEP_STARTED']));
+      await events.append(request('one-trip', 4, 0, ['STEP_COMPLETED', 'STEP_STARTED', 'STEP_COMPLETED']));
+      expect(queries).toHaveBeenCalledTimes(3);
+      await events.append(request('one-trip', 7, 0, ['EXECUTION_COMPLETED']));
+      expect(queries).toHaveBeenCalledTimes(4);
+      queries.mockRestore();
+      expect((await events.read('one-trip')).map((event) => event.seq)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+      expect(await events.getExecution('one-trip')).toMatchObject({ status: 'completed', sequence: 7 });
+    });
+
+    it('a refused step append writes nothing and the full statement names the refusal', async () => {
+      const [stores] = await nodes(1);
+      const { events } = stores!;
+      await events.append(request('refused', 0, 0, ['EXECUTION_STARTED', 'STEP_STARTED']));
+      const fence = await events.acquireFence('refused');
+      await events.append(request('refused', 2, fence, ['STEP_COMPLETED', 'STEP_STARTED']));
+      const queries = vi.spyOn(pg.Pool.prototype, 'query');
+      await expect(events.append(request('refused', 4, 0, ['STEP_COMPLETED']))).rejects.toBeInstanceOf(
         StaleFenceError,
       );
       expect(queries).toHaveBeenCalledTimes(2);
       queries.mockRestore();
-      expect((await events.read('one-trip')).map((event) => event.seq)).toEqual([0, 1, 2, 3]);
+      expect((await events.read('refused')).map((event) => event.seq)).toEqual([0, 1, 2, 3]);
+    });
+
+    it('a step append whose status hint is stale (another pool moved the status) still moves it right', async () => {
+      const [a, b] = await nodes(2);
+      await a!.events.append(request('hint', 0, 0, ['EXECUTION_STARTED', 'STEP_STARTED']));
+      await a!.events.append(request('hint', 2, 0, ['STEP_COMPLETED', 'STEP_STARTED']));
+      // Pool b suspends the execution behind pool a's back; a still remembers 'running'.
+      await b!.events.append(request('hint', 4, 0, ['STEP_COMPLETED', 'EXECUTION_SUSPENDED']));
+      expect(await a!.events.getExecution('hint')).toMatchObject({ status: 'suspended', sequence: 5 });
+      await a!.events.append(request('hint', 6, 0, ['EXECUTION_RESUMED', 'STEP_STARTED']));
+      expect(await b!.events.getExecution('hint')).toMatchObject({ status: 'running', sequence: 7 });
+      const running = await b!.events.listExecutions({ status: ['running'] });
+      expect(running.items.map((item) => item.executionId)).toEqual(['hint']);
+      await b!.events.append(request('hint', 8, 0, ['EXECUTION_COMPLETED']));
+      await expect(a!.events.append(request('hint', 9, 0, ['STEP_STARTED']))).rejects.toBeInstanceOf(ExecutionTerminatedError);
+      expect(await a!.events.read('hint')).toHaveLength(9);
     });
 
     it('L2: of starts racing from three separate pools, exactly one wins; the others get ExecutionAlreadyExistsError naming its workflow', async () => {

@@ -60,7 +60,7 @@ whenPostgres(() => {
       );
       await Promise.all(opened.map((stores) => stores.close()));
       const rows = await query<{ id: number }>(`SELECT id FROM "${schema}".skein_migrations ORDER BY id`);
-      expect(rows.map((row) => row.id)).toEqual([1, 2, 3, 4, 5, 6]);
+      expect(rows.map((row) => row.id)).toEqual([1, 2, 3, 4, 5, 6, 7]);
     });
 
     it('a schema migrated by a newer library is refused with MigrationError', async () => {
