@@ -45,3 +45,22 @@ export async function throughput(
 export function median(samples: readonly number[]): number {
   return percentile(samples, 50);
 }
+
+/**
+ * Run several loops in turns of `turn` calls each until every loop has made `count` calls, so
+ * a drift of the machine (another process, a checkpoint, a growing table) falls on all of them
+ * alike; returns each loop's latencies in ms, by name.
+ */
+export async function interleaved<K extends string>(
+  count: number,
+  turn: number,
+  loops: Record<K, (i: number) => Promise<unknown> | unknown>,
+): Promise<Record<K, number[]>> {
+  const names = Object.keys(loops) as K[];
+  const samples = Object.fromEntries(names.map((name) => [name, [] as number[]])) as Record<K, number[]>;
+  for (let done = 0; done < count; done += turn) {
+    const n = Math.min(turn, count - done);
+    for (const name of names) samples[name].push(...(await sequential(n, (i) => loops[name](done + i))));
+  }
+  return samples;
+}

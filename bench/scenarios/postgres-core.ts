@@ -7,7 +7,7 @@ import { openPostgresStores } from '@skein/store-postgres';
 import { createRuntime, type Runtime } from '@skein/workflow-runtime';
 import pg from 'pg';
 import { stepsWorkflow as steps } from '../engines/skein.js';
-import { median, nowMs, percentile, sequential, throughput } from '../measure.js';
+import { interleaved, median, percentile, sequential, throughput } from '../measure.js';
 import type { Row } from '../report.js';
 
 /** The server the bench uses. */
@@ -49,20 +49,21 @@ async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
   }
 }
 
-/** Median ms of one single-row INSERT committed on its own (autocommit), on one connection. */
-async function rawCommit(schema: string, count: number): Promise<number> {
-  return admin(async (client) => {
-    await client.query(`CREATE TABLE "${schema}".raw (id bigserial PRIMARY KEY, v text NOT NULL)`);
-    const insert = { name: 'raw_insert', text: `INSERT INTO "${schema}".raw (v) VALUES ($1)` };
-    for (let i = 0; i < 50; i++) await client.query({ ...insert, values: ['warm'] });
-    const samples: number[] = [];
-    for (let i = 0; i < count; i++) {
-      const start = nowMs();
-      await client.query({ ...insert, values: [`{"row":${i}}`] });
-      samples.push(nowMs() - start);
-    }
-    return median(samples);
-  });
+/**
+ * A raw single-row INSERT committed on its own (autocommit), on one connection of its own, in
+ * a table of the bench schema; `close` drops nothing (the schema goes with the bench).
+ */
+async function rawInserter(
+  schema: string,
+): Promise<{ insert(i: number): Promise<unknown>; close(): Promise<void> }> {
+  const client = new pg.Client({ connectionString: PG_URL });
+  await client.connect();
+  await client.query(`CREATE TABLE "${schema}".raw (id bigserial PRIMARY KEY, v text NOT NULL)`);
+  const text = `INSERT INTO "${schema}".raw (v) VALUES ($1)`;
+  return {
+    insert: (i) => client.query({ name: 'raw_insert', text, values: [`{"row":${i}}`] }),
+    close: () => client.end(),
+  };
 }
 
 async function withRuntime<T>(
@@ -92,17 +93,21 @@ export async function postgresCore(sizes: PostgresSizes): Promise<Row[]> {
 }
 
 async function measure(schema: string, sizes: PostgresSizes): Promise<Row[]> {
-  const raw = await rawCommit(schema, sizes.sequential);
+  // The raw commit, the 0-step and the 3-step workflow take turns, so all three see the same
+  // machine (this one is shared by PostgreSQL, the bench and whatever else runs).
+  const inserter = await rawInserter(schema);
   const latencies = await withRuntime(schema, 4, async (runtime) => {
-    let id = 0;
-    const run = (workflow: string) => () =>
-      runtime.execute({ executionId: `x${id++}`, workflow, input: { n: 1 } });
-    await sequential(Math.min(100, sizes.sequential), run(three.name)); // warm-up
-    return {
-      zero: await sequential(sizes.sequential, run(zero.name)),
-      three: await sequential(sizes.sequential, run(three.name)),
-    };
-  });
+    const run = (prefix: string, workflow: string) => (i: number) =>
+      runtime.execute({ executionId: `${prefix}${i}`, workflow, input: { n: 1 } });
+    await sequential(Math.min(100, sizes.sequential), run('warm', three.name));
+    await sequential(50, inserter.insert);
+    return interleaved(sizes.sequential, 50, {
+      raw: inserter.insert,
+      zero: run('z', zero.name),
+      three: run('t', three.name),
+    });
+  }).finally(() => inserter.close());
+  const raw = median(latencies.raw);
   const t3 = median(latencies.three);
   const t0 = median(latencies.zero);
   const perStep = (t3 - t0) / 3;

@@ -9,7 +9,7 @@ import { openSqliteStores } from '@skein/store-sqlite';
 import { createRuntime, type EventStore, loadState } from '@skein/workflow-runtime';
 import Database from 'better-sqlite3';
 import { stepsWorkflow as steps } from '../engines/skein.js';
-import { median, nowMs, percentile, sequential, throughput } from '../measure.js';
+import { interleaved, median, percentile, sequential, throughput } from '../measure.js';
 import type { Row } from '../report.js';
 
 type Durability = 'full' | 'normal';
@@ -44,23 +44,23 @@ function tempDb(): { path: string; cleanup(): void } {
   return { path: join(dir, 'bench.db'), cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-/** Median latency in ms of one single-row INSERT committed on its own. */
-export function rawCommit(durability: Durability, count: number): number {
+/** A raw single-row INSERT committed on its own, in a WAL file of its own at `durability`. */
+function rawInserter(durability: Durability): { insert(i: number): void; close(): void } {
   const db = tempDb();
   const sqlite = new Database(db.path);
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma(`synchronous = ${durability === 'full' ? 'FULL' : 'NORMAL'}`);
   sqlite.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL)');
   const insert = sqlite.prepare('INSERT INTO t (v) VALUES (?)');
-  const samples: number[] = [];
-  for (let i = 0; i < count; i++) {
-    const start = nowMs();
-    insert.run(`{"row":${i}}`);
-    samples.push(nowMs() - start);
-  }
-  sqlite.close();
-  db.cleanup();
-  return median(samples);
+  return {
+    insert: (i) => {
+      insert.run(`{"row":${i}}`);
+    },
+    close: () => {
+      sqlite.close();
+      db.cleanup();
+    },
+  };
 }
 
 async function withRuntime<T>(
@@ -82,17 +82,21 @@ async function withRuntime<T>(
 /** Run every core measurement; return the table rows. */
 export async function sqliteCore(sizes: Sizes): Promise<Row[]> {
   const rows: Row[] = [];
-  const raw = rawCommit('full', sizes.sequential);
+  // The raw commit, the 0-step and the 3-step workflow take turns, so all three see the same
+  // machine and the same state of the disk's cache.
+  const inserter = rawInserter('full');
   const latencies = await withRuntime('full', async (runtime) => {
-    let id = 0;
-    const run = (workflow: string) => () =>
-      runtime.execute({ executionId: `x${id++}`, workflow, input: { n: 1 } });
-    await sequential(Math.min(200, sizes.sequential), run(three.name)); // warm-up
-    return {
-      zero: await sequential(sizes.sequential, run(zero.name)),
-      three: await sequential(sizes.sequential, run(three.name)),
-    };
-  });
+    const run = (prefix: string, workflow: string) => (i: number) =>
+      runtime.execute({ executionId: `${prefix}${i}`, workflow, input: { n: 1 } });
+    await sequential(Math.min(200, sizes.sequential), run('warm', three.name));
+    await sequential(50, inserter.insert);
+    return interleaved(sizes.sequential, 50, {
+      raw: inserter.insert,
+      zero: run('z', zero.name),
+      three: run('t', three.name),
+    });
+  }).finally(() => inserter.close());
+  const raw = median(latencies.raw);
   const t3 = median(latencies.three);
   const t0 = median(latencies.zero);
   rows.push({ metric: 'raw better-sqlite3 insert+commit (full), median', value: raw, unit: 'ms' });
