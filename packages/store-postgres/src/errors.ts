@@ -41,13 +41,24 @@ export class InvalidPostgresOptionError extends SkeinError {
  * written. Payloads encoded by Skein's codec never hold a raw U+0000 (JSON escapes it).
  */
 export class NulInTextError extends SkeinError {
+  /**
+   * @param executionId the execution the value belongs to; `undefined` when it belongs to none
+   *   (a lease, a timer claim's owner).
+   * @param field which value, e.g. `the timer id`.
+   * @param operation the store call that refused it, e.g. `timers.schedule` (default: unnamed,
+   *   as in the event store's own refusals).
+   */
   constructor(
-    readonly executionId: string,
+    readonly executionId: string | undefined,
     readonly field: string,
+    readonly operation?: string,
   ) {
+    const call = operation === undefined ? '' : `${operation}: `;
+    const execution =
+      executionId === undefined ? '' : `execution "${executionId.replaceAll('\u0000', '\\u0000')}": `;
     super(
       'POSTGRES_NUL_IN_TEXT',
-      `execution "${executionId.replaceAll('\u0000', '\\u0000')}": ${field} contains U+0000, which PostgreSQL text cannot store`,
+      `${call}${execution}${field} contains U+0000, which PostgreSQL text cannot store`,
     );
   }
 }

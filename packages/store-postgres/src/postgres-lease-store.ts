@@ -1,6 +1,11 @@
-/** {@link LeaseStore} on PostgreSQL; every operation is one statement, atomic across processes. */
+/**
+ * {@link LeaseStore} on PostgreSQL; every operation is one statement, atomic across processes.
+ * A key or owner holding U+0000 is refused with `NulInTextError` by `claim` (it would be stored);
+ * elsewhere it matches no lease.
+ */
 import type { Lease, LeaseStore } from '@skein/workflow-runtime';
 import type { Database, Query } from './database.js';
+import { hasNul, refuseNul } from './nul-text.js';
 
 /** Leases in PostgreSQL; time always comes from the caller, as in `MemoryLeaseStore`. */
 export class PostgresLeaseStore implements LeaseStore {
@@ -8,20 +13,24 @@ export class PostgresLeaseStore implements LeaseStore {
   constructor(private readonly db: Database) {}
 
   async claim(key: string, owner: string, ttlMs: number, now: number): Promise<Lease | null> {
+    refuseNul('leases.claim', undefined, { 'the lease key': key, 'the lease owner': owner });
     return (
       (await this.db.query<Lease>('leases.claim', claimLease(key, owner, now + ttlMs, now))).rows[0] ?? null
     );
   }
 
   async renew(key: string, owner: string, ttlMs: number, now: number): Promise<Lease | null> {
+    if (hasNul(key) || hasNul(owner)) return null;
     return (await this.db.query<Lease>('leases.renew', renewLease(key, owner, now + ttlMs))).rows[0] ?? null;
   }
 
   async release(key: string, owner: string): Promise<boolean> {
+    if (hasNul(key) || hasNul(owner)) return false;
     return ((await this.db.query('leases.release', releaseLease(key, owner))).rowCount ?? 0) > 0;
   }
 
   async get(key: string): Promise<Lease | null> {
+    if (hasNul(key)) return null;
     return (await this.db.query<Lease>('leases.get', selectLease(key))).rows[0] ?? null;
   }
 

@@ -2,9 +2,11 @@
  * {@link SignalStore} on PostgreSQL, the signal inbox: signals
  * wait outside the log until a run consumes them. A new signal notifies the `signals` wake-up
  * channel (payload: its execution id) in the same statement, so the holder can react at once.
+ * Text holding U+0000 is refused with `NulInTextError` by `send`; an id holding it matches no signal.
  */
 import type { Signal, SignalStore } from '@skein/workflow-runtime';
 import type { Database, Query } from './database.js';
+import { hasNul, refuseNul } from './nul-text.js';
 import { channelName, WAKEUP_SIGNALS } from './wakeups.js';
 
 /** Signals in PostgreSQL; a resent `signalId` is left as it is (the first send stands). */
@@ -18,16 +20,24 @@ export class PostgresSignalStore implements SignalStore {
 
   /** Keep a signal; a new one sends its execution id on the `signals` wake-up channel at commit. */
   async send(signal: Signal): Promise<void> {
+    refuseNul('signals.send', signal.executionId, {
+      'the signal id': signal.signalId,
+      'the execution id': signal.executionId,
+      'the signal name': signal.name,
+      'the payload': signal.payload,
+    });
     await this.db.query('signals.send', insertSignal(signal, this.channel));
   }
 
   /** The signals of one execution still in the inbox, first sent first. */
   async pending(executionId: string): Promise<Signal[]> {
+    if (hasNul(executionId)) return [];
     return (await this.db.query<Signal>('signals.pending', selectPending(executionId))).rows;
   }
 
   /** Delete a signal (consumed, or its execution ended); unknown ids are ignored. */
   async complete(signalId: string): Promise<void> {
+    if (hasNul(signalId)) return;
     await this.db.query('signals.complete', deleteSignal(signalId));
   }
 }

@@ -1,6 +1,10 @@
-/** {@link SnapshotStore} on PostgreSQL: the newest snapshot per execution. */
+/**
+ * {@link SnapshotStore} on PostgreSQL: the newest snapshot per execution. Text holding U+0000 is
+ * refused with `NulInTextError` by `put`; an execution id holding it has no snapshot.
+ */
 import type { Snapshot, SnapshotStore } from '@skein/workflow-runtime';
 import type { Database, Query } from './database.js';
+import { hasNul, refuseNul } from './nul-text.js';
 
 /** Snapshots in PostgreSQL; a put never replaces a newer snapshot with an older one. */
 export class PostgresSnapshotStore implements SnapshotStore {
@@ -8,14 +12,20 @@ export class PostgresSnapshotStore implements SnapshotStore {
   constructor(private readonly db: Database) {}
 
   async put(snapshot: Snapshot): Promise<void> {
+    refuseNul('snapshots.put', snapshot.executionId, {
+      'the execution id': snapshot.executionId,
+      'the state': snapshot.state,
+    });
     await this.db.query('snapshots.put', upsertSnapshot(snapshot));
   }
 
   async latest(executionId: string): Promise<Snapshot | null> {
+    if (hasNul(executionId)) return null;
     return (await this.db.query<Snapshot>('snapshots.latest', selectSnapshot(executionId))).rows[0] ?? null;
   }
 
   async delete(executionId: string): Promise<void> {
+    if (hasNul(executionId)) return;
     await this.db.query('snapshots.delete', deleteSnapshot(executionId));
   }
 }

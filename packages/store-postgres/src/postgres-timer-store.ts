@@ -2,9 +2,12 @@
  * {@link TimerStore} on PostgreSQL. Claims lock the rows they take (`FOR UPDATE SKIP LOCKED`,
  * rechecked on the newest row version), so a due timer is claimed exactly once across
  * processes. Scheduling a new timer notifies the `timers` wake-up channel in the same statement.
+ * Text holding U+0000 is refused with `NulInTextError` when it would be stored; an id holding
+ * it matches no timer.
  */
 import type { ClaimTimersOptions, Timer, TimerStore } from '@skein/workflow-runtime';
 import type { Database, Query } from './database.js';
+import { hasNul, refuseNul } from './nul-text.js';
 import { channelName, WAKEUP_TIMERS } from './wakeups.js';
 
 /** Durable timers in PostgreSQL, with the semantics of `MemoryTimerStore`. */
@@ -18,22 +21,31 @@ export class PostgresTimerStore implements TimerStore {
 
   /** Schedule a timer; a new one sends its `dueAt` on the `timers` wake-up channel at commit. */
   async schedule(timer: Timer): Promise<void> {
+    refuseNul('timers.schedule', timer.executionId, {
+      'the timer id': timer.timerId,
+      'the execution id': timer.executionId,
+    });
     await this.db.query('timers.schedule', insertTimer(timer, this.channel));
   }
 
   async claimDue(options: ClaimTimersOptions): Promise<Timer[]> {
+    refuseNul('timers.claimDue', undefined, { 'the claim owner': options.owner });
     return (await this.db.query<Timer>('timers.claimDue', claimDueTimers(options))).rows;
   }
 
   async claim(timerId: string, options: Omit<ClaimTimersOptions, 'limit'>): Promise<boolean> {
+    refuseNul('timers.claim', undefined, { 'the claim owner': options.owner });
+    if (hasNul(timerId)) return false;
     return ((await this.db.query('timers.claim', claimTimer(timerId, options))).rowCount ?? 0) > 0;
   }
 
   async complete(timerId: string): Promise<void> {
+    if (hasNul(timerId)) return;
     await this.db.query('timers.complete', deleteTimer(timerId));
   }
 
   async forExecution(executionId: string): Promise<Timer[]> {
+    if (hasNul(executionId)) return [];
     return (await this.db.query<Timer>('timers.forExecution', selectTimersOf(executionId))).rows;
   }
 
