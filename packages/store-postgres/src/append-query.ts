@@ -108,7 +108,15 @@ export function appendQuery(request: AppendRequest, status: ExecutionStatus | nu
 /** Batches up to this many events take the step append; longer ones take the full one. */
 export const MAX_FAST_EVENTS = 8;
 
-const fastTexts: string[] = [];
+/** `count` event rows as a VALUES list (ord, envelope id, type, payload, recorded at) from `$first`. */
+function valuesRows(count: number, first: number): string {
+  return Array.from({ length: count }, (_, i) => {
+    const p = first + i * 4;
+    return i === 0
+      ? `(0, $${p}::text, $${p + 1}::text, $${p + 2}::text, $${p + 3}::bigint)`
+      : `(${i}, $${p}, $${p + 1}, $${p + 2}, $${p + 3})`;
+  }).join(', ');
+}
 
 // A step's append: the head must hold `status` (which the batch keeps, so the head needs no
 // write) and a fence no newer than the writer's, under FOR SHARE, which waits for an
@@ -116,19 +124,38 @@ const fastTexts: string[] = [];
 // be in the log (a gap inserts nothing) and expectedSeq must not be (the primary key refuses).
 // A non-terminal head status means nothing terminal was appended (L6). Events are a VALUES
 // list, one statement text per batch length: cheaper than unnest for the usual two events.
-function fastText(count: number): string {
-  const rows = Array.from({ length: count }, (_, i) => {
-    const p = 5 + i * 4;
-    return i === 0
-      ? `(0, $${p}::text, $${p + 1}::text, $${p + 2}::text, $${p + 3}::bigint)`
-      : `(${i}, $${p}, $${p + 1}, $${p + 2}, $${p + 3})`;
-  });
+function stepText(count: number): string {
   return `
 INSERT INTO skein_events (execution_id, seq, envelope_id, type, payload, fence, recorded_at)
 SELECT $1, $2::bigint + v.o, v.i, v.t, v.p, $3::bigint, v.r
-FROM (VALUES ${rows.join(', ')}) AS v (o, i, t, p, r)
+FROM (VALUES ${valuesRows(count, 5)}) AS v (o, i, t, p, r)
 WHERE (SELECT fence FROM skein_executions WHERE execution_id = $1 AND status = $4 FOR SHARE) <= $3::bigint
   AND EXISTS (SELECT FROM skein_events WHERE execution_id = $1 AND seq = $2::bigint - 1)`;
+}
+
+// A status move of a head this process has seen ($4, never terminal) to $5: the same checks
+// as the step append, with the head locked by the UPDATE itself (it waits for a racing
+// acquireFence and rechecks the newest row), then the events, only when the head moved.
+function moveText(count: number): string {
+  return `
+WITH moved AS (
+  UPDATE skein_executions SET status = $5
+  WHERE execution_id = $1 AND status = $4 AND fence <= $3::bigint
+    AND EXISTS (SELECT FROM skein_events WHERE execution_id = $1 AND seq = $2::bigint - 1)
+  RETURNING 1
+)
+INSERT INTO skein_events (execution_id, seq, envelope_id, type, payload, fence, recorded_at)
+SELECT $1, $2::bigint + v.o, v.i, v.t, v.p, $3::bigint, v.r
+FROM moved CROSS JOIN (VALUES ${valuesRows(count, 6)}) AS v (o, i, t, p, r)`;
+}
+
+const stepTexts: string[] = [];
+const moveTexts: string[] = [];
+
+function eventValues(request: AppendRequest, values: unknown[]): unknown[] {
+  for (const event of request.events)
+    values.push(event.envelopeId, event.type, event.payload, event.recordedAt);
+  return values;
 }
 
 /**
@@ -138,11 +165,28 @@ WHERE (SELECT fence FROM skein_executions WHERE execution_id = $1 AND status = $
  * differs, or a check refuses and the full statement says which).
  */
 export function fastAppendQuery(request: AppendRequest, status: ExecutionStatus): Query {
-  const { events } = request;
-  const values: unknown[] = [request.executionId, request.expectedSeq, request.fence, status];
-  for (const event of events) values.push(event.envelopeId, event.type, event.payload, event.recordedAt);
-  fastTexts[events.length] ??= fastText(events.length);
-  return { name: `skein_append_step_${events.length}`, text: fastTexts[events.length]!, values };
+  const n = request.events.length;
+  stepTexts[n] ??= stepText(n);
+  return {
+    name: `skein_append_step_${n}`,
+    text: stepTexts[n]!,
+    values: eventValues(request, [request.executionId, request.expectedSeq, request.fence, status]),
+  };
+}
+
+/**
+ * The status move for `request` (at most {@link MAX_FAST_EVENTS} events, expectedSeq > 0):
+ * writes only when the head holds `from` (non-terminal), moving it to `to`. All events or
+ * none; none means "run the full statement".
+ */
+export function moveAppendQuery(request: AppendRequest, from: ExecutionStatus, to: ExecutionStatus): Query {
+  const n = request.events.length;
+  moveTexts[n] ??= moveText(n);
+  return {
+    name: `skein_append_move_${n}`,
+    text: moveTexts[n]!,
+    values: eventValues(request, [request.executionId, request.expectedSeq, request.fence, from, to]),
+  };
 }
 
 /** The workflow of an execution's seq 0, read after a racing start lost on the primary key. */
@@ -161,4 +205,46 @@ export function takenEnvelopeIdsQuery(envelopeIds: readonly string[]): Query {
     text: 'SELECT envelope_id AS "envelopeId" FROM skein_events WHERE envelope_id = ANY ($1::text[])',
     values: [[...envelopeIds]],
   };
+}
+
+// Step appends of many executions in one statement: every event row carries its execution's
+// guard (the status its head must hold, the writer's fence, the request's first seq), checked
+// as in the step append (FOR SHARE on the head, the seq before the request in the log). The
+// guards read the statement's snapshot and a lock this statement holds, so the rows of one
+// request pass or fail together. RETURNING says which executions were written.
+const BATCH_APPEND_SQL = `
+INSERT INTO skein_events (execution_id, seq, envelope_id, type, payload, fence, recorded_at)
+SELECT e.x, e.s, e.i, e.t, e.p, e.f, e.r
+FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::text[], $5::bigint[], $6::text[], $7::text[],
+  $8::text[], $9::bigint[]) AS e (x, s, f, st, first, i, t, p, r)
+WHERE EXISTS (
+    SELECT FROM skein_executions h WHERE h.execution_id = e.x AND h.status = e.st AND h.fence <= e.f FOR SHARE
+  )
+  AND EXISTS (SELECT FROM skein_events q WHERE q.execution_id = e.x AND q.seq = e.first - 1)
+RETURNING execution_id AS "executionId"`;
+
+/** The step appends of several executions (one request each) as one statement. */
+export function batchAppendQuery(
+  batch: readonly { request: AppendRequest; status: ExecutionStatus }[],
+): Query {
+  const columns: unknown[][] = [[], [], [], [], [], [], [], [], []];
+  for (const { request, status } of batch) {
+    request.events.forEach((event, k) => {
+      const row = [
+        request.executionId,
+        request.expectedSeq + k,
+        request.fence,
+        status,
+        request.expectedSeq,
+        event.envelopeId,
+        event.type,
+        event.payload,
+        event.recordedAt,
+      ];
+      row.forEach((value, c) => {
+        columns[c]!.push(value);
+      });
+    });
+  }
+  return { name: 'skein_append_steps', text: BATCH_APPEND_SQL, values: columns };
 }

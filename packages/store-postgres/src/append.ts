@@ -11,20 +11,20 @@ import {
   ExecutionAlreadyExistsError,
   type ExecutionHead,
   type ExecutionStatus,
-  isTerminalStatus,
   StorageWriteError,
   statusAfter,
 } from '@skein/workflow-runtime';
 import {
   type AppendRow,
   appendQuery,
-  fastAppendQuery,
   MAX_FAST_EVENTS,
+  moveAppendQuery,
   takenEnvelopeIdsQuery,
   workflowQuery,
 } from './append-query.js';
 import type { Database, Query } from './database.js';
 import { NulInTextError, StoreClosedError, UnexpectedAppendResultError } from './errors.js';
+import type { StepAppends } from './step-appends.js';
 
 const UNIQUE_VIOLATION = '23505';
 /** Runs of the full statement when the head keeps changing under it (once is the rare case). */
@@ -32,14 +32,17 @@ const MAX_ATTEMPTS = 3;
 
 /**
  * Append `request` in one round trip; rejects with the same errors as `checkAppend`.
- * `knownStatus` is the head status this process last saw for the execution: when the batch
- * keeps it, the step append runs (it writes nothing when the head changed meanwhile, and the
- * full statement follows). A second round trip is also taken when an `acquireFence` created
+ * `knownStatus` is the head status this process last saw for the execution (a hint): when
+ * the batch keeps it, the step append runs through `steps` (grouped with other executions'
+ * under load); when the batch moves it, the status move runs. Either writes nothing when the
+ * head is not as the hint says or a check refuses, and the full statement follows, which
+ * writes or says why not. The full statement also runs again when an `acquireFence` created
  * the head row while a start was running, or when a refusal came from a snapshot that a
  * racing append has since moved past.
  */
 export async function appendEvents(
   db: Database,
+  steps: StepAppends,
   request: AppendRequest,
   maxPayloadBytes: number,
   knownStatus?: ExecutionStatus,
@@ -47,11 +50,14 @@ export async function appendEvents(
   checkShape(request, maxPayloadBytes);
   const status = statusAfterBatch(request);
   const lastSeq = request.expectedSeq + request.events.length - 1;
-  if (status !== null && status === knownStatus && takesStepAppend(request, status)) {
-    const written = await db.query('append', fastAppendQuery(request, status)).catch(async (error: unknown) => {
-      throw await refusalOf(db, request, error);
-    });
-    if (written.rowCount === request.events.length) return { lastSeq, status };
+  if (status !== null && knownStatus !== undefined && fitsShortStatement(request)) {
+    const written =
+      status === knownStatus
+        ? await steps.submit(request, status).catch(async (error: unknown) => {
+            throw await refusalOf(db, request, error);
+          })
+        : await move(db, request, knownStatus, status);
+    if (written) return { lastSeq, status };
   }
   for (let attempt = 1; ; attempt += 1) {
     let row: AppendRow;
@@ -72,9 +78,24 @@ export async function appendEvents(
   }
 }
 
-/** Whether `request` fits the step append: not seq 0, not too long, a status that stays. */
-function takesStepAppend(request: AppendRequest, status: ExecutionStatus): boolean {
-  return request.expectedSeq > 0 && request.events.length <= MAX_FAST_EVENTS && !isTerminalStatus(status);
+/** Whether `request` fits the short statements: not seq 0, not too many events. */
+function fitsShortStatement(request: AppendRequest): boolean {
+  return request.expectedSeq > 0 && request.events.length <= MAX_FAST_EVENTS;
+}
+
+/** The status move from `from`, which this process saw last; false when it wrote nothing. */
+async function move(
+  db: Database,
+  request: AppendRequest,
+  from: ExecutionStatus,
+  to: ExecutionStatus,
+): Promise<boolean> {
+  try {
+    return (await db.query('append', moveAppendQuery(request, from, to))).rowCount === request.events.length;
+  } catch (error) {
+    if (isUniqueViolation(error)) return false; // the full statement says whose
+    throw await refusalOf(db, request, error);
+  }
 }
 
 /** Run the full append statement; again when the head row appeared under it (see append-query.ts). */

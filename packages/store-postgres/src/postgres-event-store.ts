@@ -28,6 +28,7 @@ import {
   selectFence,
 } from './event-queries.js';
 import { PerKeyQueue } from './per-key-queue.js';
+import { StepAppends } from './step-appends.js';
 
 /** How many executions' status hints an event store keeps (the oldest are dropped first). */
 const STATUS_HINTS = 10_000;
@@ -64,6 +65,8 @@ export class PostgresEventStore implements EventStore {
   private readonly ordered = new PerKeyQueue();
   /** The head status after this process's last append per execution: a hint, never trusted. */
   private readonly statuses = new StatusHints(STATUS_HINTS);
+  /** Step appends, grouped while every statement slot is taken. */
+  private readonly steps: StepAppends;
 
   /**
    * @param db the shared pool, with the schema migrated (see `openPostgresStores`).
@@ -72,13 +75,16 @@ export class PostgresEventStore implements EventStore {
   constructor(
     private readonly db: Database,
     private readonly maxPayloadBytes: number,
-  ) {}
+  ) {
+    this.steps = new StepAppends(db, Math.max(1, db.options.poolSize - 1));
+  }
 
   append(request: AppendRequest): Promise<AppendResult> {
     const executionId = String(request.executionId);
     return this.ordered.run(executionId, async () => {
       try {
-        const result = await appendEvents(this.db, request, this.maxPayloadBytes, this.statuses.get(executionId));
+        const hint = this.statuses.get(executionId);
+        const result = await appendEvents(this.db, this.steps, request, this.maxPayloadBytes, hint);
         this.statuses.set(executionId, isTerminalStatus(result.status) ? undefined : result.status);
         return result;
       } catch (error) {

@@ -5,6 +5,7 @@
 import { NulInTextError, openPostgresStores, type PostgresStores } from '@skein/store-postgres';
 import {
   type AppendRequest,
+  DuplicateEnvelopeIdError,
   DuplicateSequenceError,
   type EventType,
   ExecutionAlreadyExistsError,
@@ -42,10 +43,10 @@ function request(
 }
 
 /** Several stores (pools) on one fresh schema, as several processes would open it. */
-async function nodes(count: number): Promise<PostgresStores[]> {
+async function nodes(count: number, poolSize = 4): Promise<PostgresStores[]> {
   const schema = freshSchema();
   const opened = await Promise.all(
-    Array.from({ length: count }, () => openPostgresStores({ url: PG_URL, schema, poolSize: 4 })),
+    Array.from({ length: count }, () => openPostgresStores({ url: PG_URL, schema, poolSize })),
   );
   cleanups.push(async () => {
     await Promise.all(opened.map((stores) => stores.close()));
@@ -93,6 +94,21 @@ whenPostgres(() => {
       expect((await events.read('refused')).map((event) => event.seq)).toEqual([0, 1, 2, 3]);
     });
 
+    it('a status move from a fenced-out writer writes nothing, and the full statement names the refusal', async () => {
+      const [a, b] = await nodes(2);
+      await a!.events.append(request('move', 0, 0, ['EXECUTION_STARTED', 'STEP_STARTED']));
+      const fence = await b!.events.acquireFence('move');
+      const queries = vi.spyOn(pg.Pool.prototype, 'query');
+      const refused = a!.events.append(request('move', 2, 0, ['STEP_COMPLETED', 'EXECUTION_COMPLETED']));
+      await expect(refused).rejects.toMatchObject({ fence: 0, current: fence });
+      await expect(refused).rejects.toBeInstanceOf(StaleFenceError);
+      expect(queries).toHaveBeenCalledTimes(2);
+      queries.mockRestore();
+      expect(await b!.events.getExecution('move')).toMatchObject({ status: 'running', sequence: 1 });
+      await b!.events.append(request('move', 2, fence, ['STEP_COMPLETED', 'EXECUTION_COMPLETED']));
+      expect(await a!.events.getExecution('move')).toMatchObject({ status: 'completed', sequence: 3 });
+    });
+
     it('a step append whose status hint is stale (another pool moved the status) still moves it right', async () => {
       const [a, b] = await nodes(2);
       await a!.events.append(request('hint', 0, 0, ['EXECUTION_STARTED', 'STEP_STARTED']));
@@ -105,7 +121,9 @@ whenPostgres(() => {
       const running = await b!.events.listExecutions({ status: ['running'] });
       expect(running.items.map((item) => item.executionId)).toEqual(['hint']);
       await b!.events.append(request('hint', 8, 0, ['EXECUTION_COMPLETED']));
-      await expect(a!.events.append(request('hint', 9, 0, ['STEP_STARTED']))).rejects.toBeInstanceOf(ExecutionTerminatedError);
+      await expect(a!.events.append(request('hint', 9, 0, ['STEP_STARTED']))).rejects.toBeInstanceOf(
+        ExecutionTerminatedError,
+      );
       expect(await a!.events.read('hint')).toHaveLength(9);
     });
 
@@ -208,6 +226,74 @@ whenPostgres(() => {
         status: 'suspended',
       });
       expect(await events.getExecution('cancel')).toMatchObject({ status: 'suspended', sequence: 2 });
+    });
+
+    describe('step appends grouped under load', () => {
+      /** Start `count` executions on `events` and write each one's first step append. */
+      async function started(
+        events: PostgresStores['events'],
+        prefix: string,
+        count: number,
+      ): Promise<string[]> {
+        const ids = Array.from({ length: count }, (_, i) => `${prefix}-${i}`);
+        await Promise.all(
+          ids.map((id) => events.append(request(id, 0, 0, ['EXECUTION_STARTED', 'STEP_STARTED']))),
+        );
+        return ids;
+      }
+
+      it('20 concurrent step appends of 20 executions take fewer statements, and all are written', async () => {
+        // A pool of 2 leaves one statement slot for step appends: the first goes alone, the rest wait and go together.
+        const [stores] = await nodes(1, 2);
+        const { events } = stores!;
+        const ids = await started(events, 'grouped', 20);
+        const queries = vi.spyOn(pg.Pool.prototype, 'query');
+        const results = await Promise.all(
+          ids.map((id) => events.append(request(id, 2, 0, ['STEP_COMPLETED', 'STEP_STARTED']))),
+        );
+        expect(queries.mock.calls.length).toBeLessThanOrEqual(3);
+        queries.mockRestore();
+        expect(results).toEqual(ids.map(() => ({ lastSeq: 3, status: 'running' })));
+        for (const id of ids) expect((await events.read(id)).map((event) => event.seq)).toEqual([0, 1, 2, 3]);
+      });
+
+      it('L4: a stale fence and a taken seq in a group fail their own callers only; the rest are written', async () => {
+        const [a, b] = await nodes(2, 2);
+        const ids = await started(a!.events, 'l4', 12);
+        const fence = await b!.events.acquireFence('l4-3'); // fences a out of l4-3
+        await b!.events.append(request('l4-7', 2, 0, ['STEP_COMPLETED'])); // takes seq 2 of l4-7
+        const settled = await Promise.allSettled(
+          ids.map((id) => a!.events.append(request(id, 2, 0, ['STEP_COMPLETED', 'STEP_STARTED']))),
+        );
+        settled.forEach((outcome, i) => {
+          if (i === 3) expect(outcome).toMatchObject({ status: 'rejected', reason: { current: fence } });
+          else if (i === 7) expect(outcome).toMatchObject({ status: 'rejected' });
+          else expect(outcome).toEqual({ status: 'fulfilled', value: { lastSeq: 3, status: 'running' } });
+        });
+        expect((settled[3] as PromiseRejectedResult).reason).toBeInstanceOf(StaleFenceError);
+        expect((settled[7] as PromiseRejectedResult).reason).toBeInstanceOf(DuplicateSequenceError);
+        expect(await a!.events.read('l4-3')).toHaveLength(2);
+        expect(await a!.events.read('l4-7')).toHaveLength(3);
+      });
+
+      it('L4: a reused envelope id aborts the grouped statement, and each request then goes alone', async () => {
+        const [stores] = await nodes(1, 2);
+        const { events } = stores!;
+        const ids = await started(events, 'envelope', 10);
+        const requests = ids.map((id) => request(id, 2, 0, ['STEP_COMPLETED', 'STEP_STARTED']));
+        requests[6]!.events[1]!.envelopeId = requests[2]!.events[0]!.envelopeId;
+        const settled = await Promise.allSettled(requests.map((r) => events.append(r)));
+        const rejected = settled.flatMap((outcome, i) => (outcome.status === 'rejected' ? [i] : []));
+        // Whichever of 2 and 6 is written first keeps the id; the other is refused and writes nothing.
+        expect(rejected).toHaveLength(1);
+        expect([2, 6]).toContain(rejected[0]);
+        expect((settled[rejected[0]!] as PromiseRejectedResult).reason).toBeInstanceOf(
+          DuplicateEnvelopeIdError,
+        );
+        for (const [i, id] of ids.entries()) {
+          expect(await events.read(id)).toHaveLength(i === rejected[0] ? 2 : 4);
+        }
+      });
     });
   });
 });

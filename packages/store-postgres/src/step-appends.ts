@@ -1,0 +1,96 @@
+/**
+ * Group commit for step appends: while `maxInFlight` statements are out, the step appends
+ * that arrive wait, and the next statement carries all of them (one round trip, one commit).
+ * Under light load nothing waits and every append goes out alone. Each request is written
+ * whole or not at all, and its caller learns which (L4); one that is not written (its guard
+ * refused, or the batch hit a unique violation) takes the full statement on its own, which
+ * writes it or says why not. See `adr/0018-postgres-step-append.md`.
+ */
+import type { AppendRequest, ExecutionStatus } from '@skein/workflow-runtime';
+import { batchAppendQuery, fastAppendQuery } from './append-query.js';
+import type { Database } from './database.js';
+
+const UNIQUE_VIOLATION = '23505';
+
+interface Waiting {
+  request: AppendRequest;
+  status: ExecutionStatus;
+  resolve(written: boolean): void;
+  reject(error: unknown): void;
+}
+
+/** Sends step appends, grouping those that wait for a free statement slot. */
+export class StepAppends {
+  private queue: Waiting[] = [];
+  private inFlight = 0;
+
+  /**
+   * @param db the shared pool.
+   * @param maxInFlight statements out at once; appends beyond wait and are sent together.
+   * @param maxBatch most requests in one statement.
+   */
+  constructor(
+    private readonly db: Database,
+    private readonly maxInFlight: number,
+    private readonly maxBatch = 200,
+  ) {}
+
+  /**
+   * Append `request` if the head holds `status` (which the batch keeps). Resolves true when
+   * every event was written, false when none was; rejects when the database failed.
+   */
+  submit(request: AppendRequest, status: ExecutionStatus): Promise<boolean> {
+    return new Promise<boolean>((resolve, reject) => {
+      this.queue.push({ request, status, resolve, reject });
+      if (this.inFlight < this.maxInFlight) this.send();
+    });
+  }
+
+  private send(): void {
+    const batch = this.queue.length <= this.maxBatch ? this.queue : this.queue.slice(0, this.maxBatch);
+    this.queue = batch === this.queue ? [] : this.queue.slice(batch.length);
+    this.inFlight += 1;
+    this.write(batch)
+      .then(
+        (written) => {
+          batch.forEach((item, i) => {
+            item.resolve(written[i]!);
+          });
+        },
+        (error: unknown) => {
+          for (const item of batch) item.reject(error);
+        },
+      )
+      .finally(() => {
+        this.inFlight -= 1;
+        if (this.queue.length > 0) this.send();
+      });
+  }
+
+  /** Whether each request of `batch` was written. */
+  private async write(batch: readonly Waiting[]): Promise<boolean[]> {
+    if (batch.length === 1) {
+      const { request, status } = batch[0]!;
+      const result = await this.db
+        .query('append', fastAppendQuery(request, status))
+        .catch(notWrittenOnConflict);
+      return [result !== null && result.rowCount === request.events.length];
+    }
+    const result = await this.db
+      .query<{ executionId: string }>('append', batchAppendQuery(batch))
+      .catch(notWrittenOnConflict);
+    if (result === null) return batch.map(() => false);
+    const counts = new Map<string, number>();
+    for (const row of result.rows) counts.set(row.executionId, (counts.get(row.executionId) ?? 0) + 1);
+    return batch.map(({ request }) => counts.get(String(request.executionId)) === request.events.length);
+  }
+}
+
+/**
+ * A unique violation aborts the whole statement: nothing of it was written, and each request
+ * goes on to the full statement alone, which says whose it was. Other errors propagate.
+ */
+function notWrittenOnConflict(error: unknown): null {
+  if ((error as { code?: unknown } | null)?.code === UNIQUE_VIOLATION) return null;
+  throw error;
+}
