@@ -76,8 +76,7 @@ export function listByWorkflow(workflow: string, after: string, limit: number): 
   return {
     name: 'skein_list_by_workflow',
     text:
-      `${SUMMARY_FROM} WHERE x.workflow = $1 AND x.execution_id > $2 ` +
-      'ORDER BY x.execution_id LIMIT $3',
+      `${SUMMARY_FROM} WHERE x.workflow = $1 AND x.execution_id > $2 ORDER BY x.execution_id LIMIT $3`,
     values: [workflow, after, limit],
   };
 }
