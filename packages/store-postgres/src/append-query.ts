@@ -118,30 +118,30 @@ function valuesRows(count: number, first: number): string {
   }).join(', ');
 }
 
-// A step's append: the head must hold `status` (which the batch keeps, so the head needs no
-// write) and a fence no newer than the writer's, under FOR SHARE, which waits for an
-// acquireFence or a status move in flight and conflicts with both; seq expectedSeq - 1 must
-// be in the log (a gap inserts nothing) and expectedSeq must not be (the primary key refuses).
-// A non-terminal head status means nothing terminal was appended (L6). Events are a VALUES
-// list, one statement text per batch length: cheaper than unnest for the usual two events.
+// The short statements serve a writer appending right after the seq it wrote itself, so
+// there can be no gap (a log never shrinks) and a taken seq is refused by the primary key.
+// What remains to check is the head: its fence must be no newer than the writer's, and its
+// status the one the writer left (non-terminal, so nothing terminal was appended: L6).
+//
+// A step's append keeps the status, so the head needs no write: it is read under FOR SHARE,
+// which waits for an acquireFence or a status move in flight and conflicts with both. Events
+// are a VALUES list, one statement text per batch length: cheaper than unnest for two events.
 function stepText(count: number): string {
   return `
 INSERT INTO skein_events (execution_id, seq, envelope_id, type, payload, fence, recorded_at)
 SELECT $1, $2::bigint + v.o, v.i, v.t, v.p, $3::bigint, v.r
 FROM (VALUES ${valuesRows(count, 5)}) AS v (o, i, t, p, r)
-WHERE (SELECT fence FROM skein_executions WHERE execution_id = $1 AND status = $4 FOR SHARE) <= $3::bigint
-  AND EXISTS (SELECT FROM skein_events WHERE execution_id = $1 AND seq = $2::bigint - 1)`;
+WHERE (SELECT fence FROM skein_executions WHERE execution_id = $1 AND status = $4 FOR SHARE) <= $3::bigint`;
 }
 
-// A status move of a head this process has seen ($4, never terminal) to $5: the same checks
-// as the step append, with the head locked by the UPDATE itself (it waits for a racing
-// acquireFence and rechecks the newest row), then the events, only when the head moved.
+// A status move from the status the writer left ($4) to $5: the same checks, with the head
+// locked by the UPDATE itself (it waits for a racing acquireFence and rechecks the newest
+// row), then the events, only when the head moved.
 function moveText(count: number): string {
   return `
 WITH moved AS (
   UPDATE skein_executions SET status = $5
   WHERE execution_id = $1 AND status = $4 AND fence <= $3::bigint
-    AND EXISTS (SELECT FROM skein_events WHERE execution_id = $1 AND seq = $2::bigint - 1)
   RETURNING 1
 )
 INSERT INTO skein_events (execution_id, seq, envelope_id, type, payload, fence, recorded_at)
@@ -159,10 +159,10 @@ function eventValues(request: AppendRequest, values: unknown[]): unknown[] {
 }
 
 /**
- * The step append for `request` (at most {@link MAX_FAST_EVENTS} events, expectedSeq > 0),
- * which writes only when the head already holds `status`, the status after the batch. It
- * inserts every event or none; none means "run the full statement" (the head's status
- * differs, or a check refuses and the full statement says which).
+ * The step append for `request` (at most {@link MAX_FAST_EVENTS} events, right after the
+ * seq its writer wrote last), which writes only when the head holds `status`, the status
+ * after the batch, and a fence no newer than the writer's. Every event or none; none means
+ * "run the full statement", which says why.
  */
 export function fastAppendQuery(request: AppendRequest, status: ExecutionStatus): Query {
   const n = request.events.length;
@@ -175,8 +175,9 @@ export function fastAppendQuery(request: AppendRequest, status: ExecutionStatus)
 }
 
 /**
- * The status move for `request` (at most {@link MAX_FAST_EVENTS} events, expectedSeq > 0):
- * writes only when the head holds `from` (non-terminal), moving it to `to`. All events or
+ * The status move for `request` (at most {@link MAX_FAST_EVENTS} events, right after the
+ * seq its writer wrote last): writes only when the head holds `from` (the non-terminal status
+ * the writer left) and a fence no newer than the writer's, moving it to `to`. Every event or
  * none; none means "run the full statement".
  */
 export function moveAppendQuery(request: AppendRequest, from: ExecutionStatus, to: ExecutionStatus): Query {
@@ -208,26 +209,24 @@ export function takenEnvelopeIdsQuery(envelopeIds: readonly string[]): Query {
 }
 
 // Step appends of many executions in one statement: every event row carries its execution's
-// guard (the status its head must hold, the writer's fence, the request's first seq), checked
-// as in the step append (FOR SHARE on the head, the seq before the request in the log). The
-// guards read the statement's snapshot and a lock this statement holds, so the rows of one
-// request pass or fail together. RETURNING says which executions were written.
+// guard (the status its head must hold, the writer's fence), checked as in the step append
+// under FOR SHARE. Once this statement holds the lock the head cannot change, so the rows of
+// one request pass or fail together. RETURNING says which executions were written.
 const BATCH_APPEND_SQL = `
 INSERT INTO skein_events (execution_id, seq, envelope_id, type, payload, fence, recorded_at)
 SELECT e.x, e.s, e.i, e.t, e.p, e.f, e.r
-FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::text[], $5::bigint[], $6::text[], $7::text[],
-  $8::text[], $9::bigint[]) AS e (x, s, f, st, first, i, t, p, r)
+FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[],
+  $8::bigint[]) AS e (x, s, f, st, i, t, p, r)
 WHERE EXISTS (
-    SELECT FROM skein_executions h WHERE h.execution_id = e.x AND h.status = e.st AND h.fence <= e.f FOR SHARE
-  )
-  AND EXISTS (SELECT FROM skein_events q WHERE q.execution_id = e.x AND q.seq = e.first - 1)
+  SELECT FROM skein_executions h WHERE h.execution_id = e.x AND h.status = e.st AND h.fence <= e.f FOR SHARE
+)
 RETURNING execution_id AS "executionId"`;
 
 /** The step appends of several executions (one request each) as one statement. */
 export function batchAppendQuery(
   batch: readonly { request: AppendRequest; status: ExecutionStatus }[],
 ): Query {
-  const columns: unknown[][] = [[], [], [], [], [], [], [], [], []];
+  const columns: unknown[][] = [[], [], [], [], [], [], [], []];
   for (const { request, status } of batch) {
     request.events.forEach((event, k) => {
       const row = [
@@ -235,7 +234,6 @@ export function batchAppendQuery(
         request.expectedSeq + k,
         request.fence,
         status,
-        request.expectedSeq,
         event.envelopeId,
         event.type,
         event.payload,

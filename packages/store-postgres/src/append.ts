@@ -32,31 +32,31 @@ const MAX_ATTEMPTS = 3;
 
 /**
  * Append `request` in one round trip; rejects with the same errors as `checkAppend`.
- * `knownStatus` is the head status this process last saw for the execution (a hint): when
- * the batch keeps it, the step append runs through `steps` (grouped with other executions'
- * under load); when the batch moves it, the status move runs. Either writes nothing when the
- * head is not as the hint says or a check refuses, and the full statement follows, which
- * writes or says why not. The full statement also runs again when an `acquireFence` created
- * the head row while a start was running, or when a refusal came from a snapshot that a
- * racing append has since moved past.
+ * `hint` is what this process's last append of the execution left (last seq and status).
+ * When the request continues right after it, a short statement runs: the step append through
+ * `steps` (grouped with other executions' under load) when the batch keeps the status, the
+ * status move otherwise. Either writes nothing when the head is not as the hint says or the
+ * fence is stale, and the full statement follows, which writes or says why not. The full
+ * statement also runs again when an `acquireFence` created the head row while a start was
+ * running, or when a refusal came from a snapshot that a racing append has since moved past.
  */
 export async function appendEvents(
   db: Database,
   steps: StepAppends,
   request: AppendRequest,
   maxPayloadBytes: number,
-  knownStatus?: ExecutionStatus,
+  hint?: AppendResult,
 ): Promise<AppendResult> {
   checkShape(request, maxPayloadBytes);
   const status = statusAfterBatch(request);
   const lastSeq = request.expectedSeq + request.events.length - 1;
-  if (status !== null && knownStatus !== undefined && fitsShortStatement(request)) {
+  if (status !== null && hint !== undefined && continuesAfter(request, hint)) {
     const written =
-      status === knownStatus
+      status === hint.status
         ? await steps.submit(request, status).catch(async (error: unknown) => {
             throw await refusalOf(db, request, error);
           })
-        : await move(db, request, knownStatus, status);
+        : await move(db, request, hint.status, status);
     if (written) return { lastSeq, status };
   }
   for (let attempt = 1; ; attempt += 1) {
@@ -78,9 +78,12 @@ export async function appendEvents(
   }
 }
 
-/** Whether `request` fits the short statements: not seq 0, not too many events. */
-function fitsShortStatement(request: AppendRequest): boolean {
-  return request.expectedSeq > 0 && request.events.length <= MAX_FAST_EVENTS;
+/**
+ * Whether `request` fits the short statements: it starts right after the seq this process
+ * wrote last (so there is no gap: a log never shrinks), with not too many events.
+ */
+function continuesAfter(request: AppendRequest, hint: AppendResult): boolean {
+  return request.expectedSeq === hint.lastSeq + 1 && request.events.length <= MAX_FAST_EVENTS;
 }
 
 /** The status move from `from`, which this process saw last; false when it wrote nothing. */

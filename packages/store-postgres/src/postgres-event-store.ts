@@ -5,7 +5,6 @@ import {
   decodeCursor,
   type EventStore,
   type ExecutionPage,
-  type ExecutionStatus,
   type ExecutionSummary,
   encodeCursor,
   isTerminalStatus,
@@ -27,33 +26,9 @@ import {
   selectExecution,
   selectFence,
 } from './event-queries.js';
+import { HeadHints } from './head-hints.js';
 import { PerKeyQueue } from './per-key-queue.js';
 import { StepAppends } from './step-appends.js';
-
-/** How many executions' status hints an event store keeps (the oldest are dropped first). */
-const STATUS_HINTS = 10_000;
-
-/**
- * The last status each execution's head was seen with, for at most `capacity` executions
- * (a Map keeps insertion order, so the first key is the least recently written).
- */
-class StatusHints {
-  private readonly hints = new Map<string, ExecutionStatus>();
-
-  constructor(private readonly capacity: number) {}
-
-  get(executionId: string): ExecutionStatus | undefined {
-    return this.hints.get(executionId);
-  }
-
-  /** Remember `status`, or forget the execution when it is undefined. */
-  set(executionId: string, status: ExecutionStatus | undefined): void {
-    this.hints.delete(executionId);
-    if (status === undefined) return;
-    this.hints.set(executionId, status);
-    if (this.hints.size > this.capacity) this.hints.delete(this.hints.keys().next().value!);
-  }
-}
 
 /**
  * The event log in PostgreSQL. An append is one round trip: the checks, the inserts and the
@@ -63,8 +38,8 @@ class StatusHints {
  */
 export class PostgresEventStore implements EventStore {
   private readonly ordered = new PerKeyQueue();
-  /** The head status after this process's last append per execution: a hint, never trusted. */
-  private readonly statuses = new StatusHints(STATUS_HINTS);
+  /** What this process's last append left of each execution's head: a hint for the next. */
+  private readonly hints = new HeadHints();
   /** Step appends, grouped while every statement slot is taken. */
   private readonly steps: StepAppends;
 
@@ -83,12 +58,12 @@ export class PostgresEventStore implements EventStore {
     const executionId = String(request.executionId);
     return this.ordered.run(executionId, async () => {
       try {
-        const hint = this.statuses.get(executionId);
+        const hint = this.hints.get(executionId);
         const result = await appendEvents(this.db, this.steps, request, this.maxPayloadBytes, hint);
-        this.statuses.set(executionId, isTerminalStatus(result.status) ? undefined : result.status);
+        this.hints.set(executionId, isTerminalStatus(result.status) ? undefined : result);
         return result;
       } catch (error) {
-        this.statuses.set(executionId, undefined);
+        this.hints.set(executionId, undefined);
         throw error;
       }
     });

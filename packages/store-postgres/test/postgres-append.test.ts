@@ -109,6 +109,22 @@ whenPostgres(() => {
       expect(await a!.events.getExecution('move')).toMatchObject({ status: 'completed', sequence: 3 });
     });
 
+    it('a step append at a seq another pool took meanwhile writes nothing and is refused as a duplicate', async () => {
+      const [a, b] = await nodes(2);
+      await a!.events.append(request('taken', 0, 0, ['EXECUTION_STARTED', 'STEP_STARTED']));
+      await b!.events.append(request('taken', 2, 0, ['STEP_COMPLETED']));
+      const queries = vi.spyOn(pg.Pool.prototype, 'query');
+      const refused = a!.events.append(request('taken', 2, 0, ['STEP_COMPLETED', 'STEP_STARTED']));
+      await expect(refused).rejects.toBeInstanceOf(DuplicateSequenceError);
+      expect(queries).toHaveBeenCalledTimes(2); // the step append meets the primary key; the full one says why
+      queries.mockRestore();
+      expect((await a!.events.read('taken')).map((event) => event.type)).toEqual([
+        'EXECUTION_STARTED',
+        'STEP_STARTED',
+        'STEP_COMPLETED',
+      ]);
+    });
+
     it('a step append whose status hint is stale (another pool moved the status) still moves it right', async () => {
       const [a, b] = await nodes(2);
       await a!.events.append(request('hint', 0, 0, ['EXECUTION_STARTED', 'STEP_STARTED']));
