@@ -166,9 +166,21 @@ export class Runtime {
       options.fence === undefined && options.startOnly === undefined
         ? options
         : parseWith(executeOptionsSchema, options, 'execute options', 'options');
-    // One indexed read decides the common case, a new execution; only existing ones are folded.
-    const exists = (await this.stores.events.getExecution(parsed.executionId)) !== null;
-    const current = exists ? await this.loadState(parsed.executionId) : null;
+    // Without a fence, and with an input the workflow accepts, the caller usually starts a new
+    // execution: write seq 0 straight away and read only when it exists (one round trip
+    // fewer). Otherwise (a dispatcher's attempt, a recovery without input) it usually
+    // continues one: one indexed read first, and only existing ones are folded.
+    let current: ExecutionState | null = null;
+    if (fence === undefined && this.startsNew(parsed)) {
+      const definition = this.registry.get(parsed.workflow, parsed.version);
+      const begun = await this.bootstrapWithRetry(definition, parsed.executionId, parsed.input, true);
+      if (begun !== 'exists') return (await begun.outcome).state;
+      current = await this.loadState(parsed.executionId);
+      if (current === null) throw new ExecutionAlreadyExistsError(parsed.executionId, parsed.workflow);
+    } else {
+      const exists = (await this.stores.events.getExecution(parsed.executionId)) !== null;
+      current = exists ? await this.loadState(parsed.executionId) : null;
+    }
     if (current === null) {
       const definition = this.registry.get(parsed.workflow, parsed.version);
       const begun = await this.bootstrapWithRetry(definition, parsed.executionId, parsed.input, true, fence);
@@ -180,6 +192,12 @@ export class Runtime {
       throw new ExecutionAlreadyExistsError(parsed.executionId, current.workflow);
     }
     return this.continueExecution(current, fence);
+  }
+
+  /** Whether `request` names a registered workflow and carries an input it accepts. */
+  private startsNew(request: ExecuteRequest): boolean {
+    if (!this.registry.has(request.workflow, request.version)) return false;
+    return this.registry.get(request.workflow, request.version).input.safeParse(request.input).success;
   }
 
   /**

@@ -52,6 +52,28 @@ describe.each(backings)('appends per step (adr/0001) on %s', (_name, openBacking
     expect(appends.flatMap((a) => a.events.map((e) => e.envelopeId))).toEqual(log.map((e) => e.envelopeId));
   });
 
+  it('execute of a new id reads nothing before seq 0; of an existing one, writes nothing', async () => {
+    const { stores } = h.open();
+    const { events, appends } = recordingAppends(stores.events);
+    let reads = 0;
+    events.getExecution = (id) => {
+      reads += 1;
+      return stores.events.getExecution(id);
+    };
+    const workflow = steps(1);
+    const runtime = h.runtime({ stores: withEvents(stores, events), workflows: [workflow] });
+
+    const first = await runtime.execute({ executionId: 'n', workflow: workflow.name, input: {} });
+    expect(first.status).toBe('completed');
+    expect(reads).toBe(0);
+    expect(appends).toHaveLength(2);
+
+    const log = await runtime.history('n');
+    const again = await runtime.execute({ executionId: 'n', workflow: workflow.name, input: {} });
+    expect(again).toEqual(first);
+    expect(await runtime.history('n')).toEqual(log);
+  });
+
   it('a step function runs only after everything before it is durable', async () => {
     const { stores } = h.open();
     const seenAtStepStart: string[][] = [];

@@ -38,10 +38,12 @@ describe.each(backings)('fences at runtime level (adr/0003) on %s', (_name, open
       .catch((error: unknown) => error);
     await until(async () => (await zombie.history('z')).length === 2);
 
-    // The rescuer finds the execution running, takes it over and finishes it (its first step
-    // attempt completes at once because the gate opens).
+    // The rescuer finds the execution running and takes it over; once its EXECUTION_RECOVERED
+    // is in the log the gate opens, and both attempts of 'first' complete.
+    const rescuing = rescuer.execute({ executionId: 'z', workflow: 'w', input: {} });
+    await until(async () => types(await rescuer.history('z')).includes('EXECUTION_RECOVERED'));
     gate.resolve();
-    const rescued = await rescuer.execute({ executionId: 'z', workflow: 'w', input: {} });
+    const rescued = await rescuing;
     expect(rescued.status).toBe('completed');
     const log = await rescuer.history('z');
     const recovered = log.find((e) => e.type === 'EXECUTION_RECOVERED')!;
