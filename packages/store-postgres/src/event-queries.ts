@@ -75,8 +75,7 @@ export function listByStatus(statuses: readonly ExecutionStatus[], after: string
 export function listByWorkflow(workflow: string, after: string, limit: number): Query {
   return {
     name: 'skein_list_by_workflow',
-    text:
-      `${SUMMARY_FROM} WHERE x.workflow = $1 AND x.execution_id > $2 ORDER BY x.execution_id LIMIT $3`,
+    text: `${SUMMARY_FROM} WHERE x.workflow = $1 AND x.execution_id > $2 ORDER BY x.execution_id LIMIT $3`,
     values: [workflow, after, limit],
   };
 }
