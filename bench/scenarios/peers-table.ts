@@ -62,6 +62,11 @@ function perStep(cells: readonly Cell[], engine: string, n: 3 | 10): number | un
   return tn === undefined || t0 === undefined ? undefined : (tn - t0) / n;
 }
 
+/**
+ * The SQLite per-step rows. The target (≤ 1.5× the raw commit) is judged at `full`, the
+ * default, where a commit is durable; at `normal` the raw commit is ~10–20 µs of CPU and no
+ * flush, so its row is reported without a target (see adr/0017).
+ */
 function sqliteTargets(cells: readonly Cell[], durability: 'full' | 'normal'): Row[] {
   const raw = limitFor(cells, durability === 'full' ? 'sqlite-full' : 'sqlite-normal', false);
   const rows: Row[] = [];
@@ -73,8 +78,7 @@ function sqliteTargets(cells: readonly Cell[], durability: 'full' | 'normal'): R
       value,
       unit: 'ms',
       baseline: { name: `raw 1-row commit (${durability})`, value: raw.medianMs },
-      target: '<= 1.5x raw',
-      met: value <= 1.5 * raw.medianMs,
+      ...(durability === 'full' ? { target: '<= 1.5x raw', met: value <= 1.5 * raw.medianMs } : {}),
     });
   }
   return rows;
