@@ -35,7 +35,11 @@ const TERMINAL_STATUSES = ExecutionStatuses.filter(isTerminalStatus);
 // inserts it without ON CONFLICT: if another session created it meanwhile (an acquireFence
 // before seq 0), the statement fails on skein_executions_pkey, writes nothing, and the caller
 // runs it again, now against that row and its fence. `moved` writes the head only when the
-// status or the workflow changes.
+// status or the workflow changes. `notified` sends the execution id on the pending wake-up
+// channel ($11) for an enqueue (seq 0 leaving the head 'pending'), delivered at commit and
+// only if the statement commits; the final SELECT joins it because PostgreSQL never runs a
+// SELECT CTE that nothing references (one verdict row and at most one notified row: still
+// exactly one row out).
 const APPEND_SQL = `
 WITH head AS MATERIALIZED (
   SELECT fence, status, workflow FROM skein_executions WHERE execution_id = $1 FOR UPDATE
@@ -77,15 +81,24 @@ moved AS (
   FROM verdict v CROSS JOIN (SELECT count(*) AS n FROM written) w
   WHERE x.execution_id = $1 AND v.refusal IS NULL AND v.found AND w.n > 0
     AND (x.workflow IS NULL OR x.status IS DISTINCT FROM coalesce($9, x.status))
+),
+notified AS (
+  SELECT pg_notify($11, $1) FROM verdict v WHERE v.refusal IS NULL AND $3::bigint = 0 AND $9 = 'pending'
 )
 SELECT refusal, fence AS "headFence", last_seq AS "headSeq", status AS "headStatus", workflow AS "headWorkflow"
-FROM verdict`;
+FROM verdict LEFT JOIN notified ON true`;
 
 /**
  * The full append statement for `request`. `status` is the status after the batch, or null
  * when the batch leaves the head's status as it is (only `CANCEL_REQUESTED` events).
+ * `pendingChannel` is the database-wide pending wake-up channel, notified (payload: the
+ * execution id) when the statement writes seq 0 and leaves the execution `pending`.
  */
-export function appendQuery(request: AppendRequest, status: ExecutionStatus | null): Query {
+export function appendQuery(
+  request: AppendRequest,
+  status: ExecutionStatus | null,
+  pendingChannel: string,
+): Query {
   const { events } = request;
   return {
     name: 'skein_append',
@@ -101,6 +114,7 @@ export function appendQuery(request: AppendRequest, status: ExecutionStatus | nu
       events.map((event) => event.recordedAt),
       status,
       TERMINAL_STATUSES,
+      pendingChannel,
     ],
   };
 }

@@ -25,6 +25,7 @@ import {
 import type { Database, Query } from './database.js';
 import { NulInTextError, StoreClosedError, UnexpectedAppendResultError } from './errors.js';
 import type { StepAppends } from './step-appends.js';
+import { channelName, WAKEUP_PENDING } from './wakeups.js';
 
 const UNIQUE_VIOLATION = '23505';
 /** Runs of the full statement when the head keeps changing under it (once is the rare case). */
@@ -62,7 +63,8 @@ export async function appendEvents(
   for (let attempt = 1; ; attempt += 1) {
     let row: AppendRow;
     try {
-      row = await runStatement(db, appendQuery(request, status), request.executionId);
+      const query = appendQuery(request, status, channelName(db.schema, WAKEUP_PENDING));
+      row = await runStatement(db, query, request.executionId);
     } catch (error) {
       throw await refusalOf(db, request, error);
     }

@@ -20,6 +20,7 @@ export { PostgresTimerStore } from './postgres-timer-store.js';
 export {
   PostgresWakeups,
   type Unsubscribe,
+  WAKEUP_PENDING,
   WAKEUP_SIGNALS,
   WAKEUP_TIMERS,
   type WakeupHandler,

@@ -1,6 +1,7 @@
 /**
  * Prompt wake-ups: PostgreSQL `LISTEN`/`NOTIFY` on one dedicated connection per process, so a
- * supervisor reacts as soon as another node schedules a timer instead of at its next poll.
+ * supervisor reacts as soon as another node schedules a timer, sends a signal or enqueues an
+ * execution, instead of at its next poll.
  * A notification is a hint, never the truth: one sent while the listener was reconnecting is
  * lost, so polling stays the fallback.
  */
@@ -12,6 +13,11 @@ import { InvalidWakeupChannelError, StoreClosedError } from './errors.js';
 export const WAKEUP_TIMERS = 'timers';
 /** The channel the signal store notifies when a new signal arrives; the payload is its execution id. */
 export const WAKEUP_SIGNALS = 'signals';
+/**
+ * The channel the event store notifies when an execution is enqueued (seq 0 written, status
+ * `pending`); the payload is its execution id. A start that runs the execution sends nothing.
+ */
+export const WAKEUP_PENDING = 'pending';
 
 /** Receives the payload of one notification on a subscribed channel. */
 export type WakeupHandler = (payload: string) => void;

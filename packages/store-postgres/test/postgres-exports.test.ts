@@ -15,6 +15,7 @@ import {
   PostgresWakeups,
   StoreClosedError,
   UnexpectedAppendResultError,
+  WAKEUP_PENDING,
   WAKEUP_SIGNALS,
   WAKEUP_TIMERS,
 } from '@skein/store-postgres';
@@ -41,11 +42,12 @@ describe('@skein/store-postgres exports', () => {
       'POSTGRES_STORE_CLOSED',
       'POSTGRES_UNEXPECTED_APPEND_RESULT',
     ]);
-    expect([DEFAULT_SCHEMA, DEFAULT_POOL_SIZE, WAKEUP_TIMERS, WAKEUP_SIGNALS]).toEqual([
+    expect([DEFAULT_SCHEMA, DEFAULT_POOL_SIZE, WAKEUP_TIMERS, WAKEUP_SIGNALS, WAKEUP_PENDING]).toEqual([
       'skein',
       10,
       'timers',
       'signals',
+      'pending',
     ]);
   });
 
