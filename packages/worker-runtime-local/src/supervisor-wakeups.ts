@@ -1,20 +1,23 @@
 /**
  * Prompt wake-ups of a `Supervisor`: a wake-up source (PostgreSQL `LISTEN`/`NOTIFY` through
  * `stores.wakeups` of `@skein/store-postgres`) turns a newly scheduled timer into a tick at its
- * due time, and a newly sent signal into a targeted resume, instead of waiting for the next
- * poll. A notification is a hint, never the truth: the supervisor keeps polling every
- * `tickIntervalMs`, which catches whatever a lost notification missed.
+ * due time, a newly sent signal into a targeted resume, and a newly enqueued execution into a
+ * tick that claims it, instead of waiting for the next poll. A notification is a hint, never
+ * the truth: the supervisor keeps polling every `tickIntervalMs`, which catches whatever a lost
+ * notification missed.
  */
 
 /** The channel a wake-up source notifies when a timer is scheduled; the payload is its `dueAt` (ms since the epoch). */
 export const WAKEUP_CHANNEL_TIMERS = 'timers';
 /** The channel a wake-up source notifies when a signal is sent; the payload is the execution id. */
 export const WAKEUP_CHANNEL_SIGNALS = 'signals';
+/** The channel a wake-up source notifies when an execution is enqueued (left `pending`); the payload is the execution id. */
+export const WAKEUP_CHANNEL_PENDING = 'pending';
 
 /**
  * Anything that delivers notifications by channel, such as `stores.wakeups` of
- * `@skein/store-postgres`. The supervisor listens to {@link WAKEUP_CHANNEL_TIMERS} and
- * {@link WAKEUP_CHANNEL_SIGNALS}.
+ * `@skein/store-postgres`. The supervisor listens to {@link WAKEUP_CHANNEL_TIMERS},
+ * {@link WAKEUP_CHANNEL_SIGNALS} and {@link WAKEUP_CHANNEL_PENDING}.
  */
 export interface WakeupSource {
   /**
@@ -59,13 +62,15 @@ export class SupervisorWakeups {
     private readonly targets: WakeupTargets,
   ) {}
 
-  /** Subscribe to both channels; rejects when a subscription fails (polling still works). */
+  /** Subscribe to the three channels; rejects when a subscription fails (polling still works). */
   async start(): Promise<void> {
     this.stopped = false;
     const onTimer = (payload: string) => this.timerScheduled(payload);
     this.unsubscribes.push(await this.source.subscribe(WAKEUP_CHANNEL_TIMERS, onTimer));
     const onSignal = (payload: string) => this.signalSent(payload);
     this.unsubscribes.push(await this.source.subscribe(WAKEUP_CHANNEL_SIGNALS, onSignal));
+    const onPending = () => this.enqueued();
+    this.unsubscribes.push(await this.source.subscribe(WAKEUP_CHANNEL_PENDING, onPending));
   }
 
   /** Unsubscribe and forget the ticks scheduled for due timers. */
@@ -78,6 +83,16 @@ export class SupervisorWakeups {
     for (const result of results)
       if (result.status === 'rejected')
         this.targets.onError(result.reason, 'supervisor wake-ups: unsubscribe');
+  }
+
+  /**
+   * An execution was enqueued: tick, which claims pending work. Every node's tick claims
+   * pending executions (not only the leader's), so every node reacts; the claim (a lease,
+   * then a re-read) lets exactly one of them run it. The payload is not needed: the tick lists
+   * every pending execution, and `tickSoon` folds a burst into the tick in progress plus one.
+   */
+  private enqueued(): void {
+    if (!this.stopped) this.targets.tickSoon();
   }
 
   /** A signal for execution `payload` was sent: look at it after the grace (once per burst). */

@@ -39,7 +39,8 @@ export interface SupervisorOptions {
   /**
    * Notifications that cut the wait short (`stores.wakeups` of `@skein/store-postgres`): a new
    * timer triggers a tick at its due time, a new signal a resume of its execution by the
-   * leader. Polling every `tickIntervalMs` goes on as the fallback (default: none, polling only).
+   * leader, a newly enqueued execution a tick on every node (which claims it). Polling every
+   * `tickIntervalMs` goes on as the fallback (default: none, polling only).
    */
   wakeups?: WakeupSource;
 }

@@ -1,15 +1,23 @@
 /**
  * Prompt wake-ups: with a tick interval of 10 s, a timer notification makes the supervisor tick
- * at the timer's due time, and a signal notification makes the leader resume the execution,
- * both long before the next poll. The source here is a fake that the test drives as a store
+ * at the timer's due time, a signal notification makes the leader resume the execution, and a
+ * pending notification makes the supervisor claim an enqueued execution, all long before the
+ * next poll. The source here is a fake that the test drives as a store
  * would; `packages/store-postgres/test/postgres-supervisor-wakeups.test.ts` does it with
  * LISTEN/NOTIFY.
  */
 import { Supervisor, type WakeupSource } from '@skein/worker-runtime-local';
-import { createRuntime, defineWorkflow, encode, type Runtime, type Stores } from '@skein/workflow-runtime';
+import {
+  createRuntime,
+  defineWorkflow,
+  type EventStore,
+  encode,
+  type Runtime,
+  type Stores,
+} from '@skein/workflow-runtime';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { harness, types, until } from './support/sqlite.js';
+import { harness, types, until, withEvents } from './support/sqlite.js';
 
 const h = harness();
 
@@ -30,7 +38,14 @@ const approval = defineWorkflow({
     return ok ? 'approved' : 'rejected';
   },
 });
-const workflows = [napper, approval];
+const greeter = defineWorkflow({
+  name: 'greeter',
+  input: z.object({ name: z.string() }),
+  async run(ctx, input) {
+    return ctx.step('greet', () => `hello ${input.name}`);
+  },
+});
+const workflows = [napper, approval, greeter];
 
 /** A wake-up source the test notifies by hand. */
 class FakeWakeups implements WakeupSource {
@@ -49,6 +64,22 @@ class FakeWakeups implements WakeupSource {
   subscriptions(): number {
     return [...this.handlers.values()].reduce((n, set) => n + set.size, 0);
   }
+}
+
+/** Delegates to `inner` and counts finished listings of pending executions: one per tick here. */
+class PendingListings implements EventStore {
+  count = 0;
+  constructor(private readonly inner: EventStore) {}
+  append: EventStore['append'] = (request) => this.inner.append(request);
+  read: EventStore['read'] = (id, from, limit) => this.inner.read(id, from, limit);
+  acquireFence: EventStore['acquireFence'] = (id) => this.inner.acquireFence(id);
+  currentFence: EventStore['currentFence'] = (id) => this.inner.currentFence(id);
+  getExecution: EventStore['getExecution'] = (id) => this.inner.getExecution(id);
+  listExecutions: EventStore['listExecutions'] = async (query) => {
+    const page = await this.inner.listExecutions(query);
+    if (query?.status?.includes('pending')) this.count += 1;
+    return page;
+  };
 }
 
 /** Run `workflow` on a runtime that is closed once it suspends: only the supervisor can resume it. */
@@ -127,6 +158,54 @@ describe('supervisor wake-ups', () => {
     expect(log.at(-1)!.payload).toMatchObject({ output: 'approved' });
     const resumed = log.find((event) => event.type === 'EXECUTION_RESUMED')!;
     expect(resumed.payload).toMatchObject({ reason: 'a wake-up: a signal or child it waits for arrived' });
+  });
+
+  it('a pending notification makes the supervisor claim and complete an enqueued execution within 2 s', async () => {
+    const { stores } = h.db();
+    const listings = new PendingListings(stores.events);
+    const runtime = h.runtime({ stores, workflows, lease: { ttlMs: 30_000 } });
+    const wakeups = new FakeWakeups();
+    const errors: string[] = [];
+    const supervisor = slowSupervisor(runtime, withEvents(stores, listings), wakeups, errors);
+    supervisor.start();
+    await supervisor.listening();
+    // The first tick has listed pending work (none): from here only a wake-up or the poll 10 s on finds more.
+    await until(() => listings.count === 1);
+    const enqueuer = h.runtime({ stores, workflows, lease: { ttlMs: 30_000 } });
+    await enqueuer.enqueue(greeter, { name: 'ada' }, { executionId: 'job-1' });
+    expect((await runtime.loadState('job-1'))?.status).toBe('pending');
+    wakeups.notify('pending', 'job-1');
+    await until(async () => (await runtime.loadState('job-1'))?.status === 'completed', 2_000);
+    await supervisor.stop();
+    const log = await runtime.history('job-1');
+    expect(types(log)).toEqual([
+      'EXECUTION_STARTED',
+      'EXECUTION_RECOVERED',
+      'STEP_STARTED',
+      'STEP_COMPLETED',
+      'EXECUTION_COMPLETED',
+    ]);
+    expect(log[1]!.payload).toMatchObject({ reason: 'taken over from status pending' });
+    expect(log.at(-1)!.payload).toMatchObject({ output: 'hello ada' });
+    expect(listings.count).toBe(2);
+    expect(errors).toEqual([]);
+  });
+
+  it('a burst of 100 pending notifications runs one more tick, not 100', async () => {
+    const { stores } = h.db();
+    const listings = new PendingListings(stores.events);
+    const runtime = h.runtime({ stores, workflows, lease: { ttlMs: 30_000 } });
+    const wakeups = new FakeWakeups();
+    const supervisor = slowSupervisor(runtime, withEvents(stores, listings), wakeups);
+    supervisor.start();
+    await supervisor.listening();
+    await until(() => listings.count === 1);
+    for (let i = 0; i < 100; i++) wakeups.notify('pending', `job-${i}`);
+    await until(() => listings.count >= 2);
+    // Ticks on SQLite take milliseconds: uncoalesced, dozens more would run in this time.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await supervisor.stop();
+    expect(listings.count).toBe(2);
   });
 
   it('a malformed timer notification is reported, and a failed subscription leaves polling on', async () => {
