@@ -48,6 +48,8 @@ interface Channel {
 /** `LISTEN`/`NOTIFY` channels of one store schema; see the module comment. */
 export class PostgresWakeups {
   private readonly channels = new Map<string, Channel>();
+  /** The LISTEN connection's commands, one after another. */
+  private commands: Promise<unknown> = Promise.resolve();
   private client: Promise<pg.Client> | undefined;
   /** The connected LISTEN client, once `client` has resolved. */
   private current: pg.Client | undefined;
@@ -121,11 +123,22 @@ export class PostgresWakeups {
     if (entry.handlers.size > 0 || this.channels.get(name) !== entry) return;
     this.channels.delete(name);
     if (this.closed || this.client === undefined) return;
-    await (await this.client).query(`UNLISTEN ${quoteChannel(name)}`);
+    await this.command(`UNLISTEN ${quoteChannel(name)}`);
   }
 
   private async listen(name: string): Promise<void> {
-    await (await this.connection()).query(`LISTEN ${quoteChannel(name)}`);
+    await this.command(`LISTEN ${quoteChannel(name)}`);
+  }
+
+  /**
+   * Run `sql` on the LISTEN connection after the commands before it: a `pg` client given a
+   * query while another runs queues it, a use `pg` deprecates (a supervisor that stops
+   * unsubscribes from every channel at once).
+   */
+  private command(sql: string): Promise<unknown> {
+    const run = this.commands.then(async () => (await this.connection()).query(sql));
+    this.commands = run.catch(() => undefined);
+    return run;
   }
 
   /** The LISTEN connection, opened on first use. */
