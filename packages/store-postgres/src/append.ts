@@ -23,11 +23,15 @@ import {
   workflowQuery,
 } from './append-query.js';
 import type { Database, Query } from './database.js';
-import { NulInTextError, StoreClosedError, UnexpectedAppendResultError } from './errors.js';
+import {
+  isUniqueViolation,
+  NulInTextError,
+  StoreClosedError,
+  UnexpectedAppendResultError,
+} from './errors.js';
 import type { StepAppends } from './step-appends.js';
 import { channelName, WAKEUP_PENDING } from './wakeups.js';
 
-const UNIQUE_VIOLATION = '23505';
 /** Runs of the full statement when the head keeps changing under it (once is the rare case). */
 const MAX_ATTEMPTS = 3;
 
@@ -199,15 +203,6 @@ async function reusedEnvelopeId(db: Database, request: AppendRequest): Promise<s
     throw new UnexpectedAppendResultError(request.executionId, 'envelope id conflict, but no id is taken');
   }
   return found;
-}
-
-interface PgError extends Error {
-  code: string;
-  constraint?: string;
-}
-
-function isUniqueViolation(error: unknown): error is PgError {
-  return error instanceof Error && (error as Partial<PgError>).code === UNIQUE_VIOLATION;
 }
 
 /** The unique constraint `error` violated, if it is a unique violation. */

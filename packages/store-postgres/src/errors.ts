@@ -82,3 +82,14 @@ export class UnexpectedAppendResultError extends SkeinError {
     super('POSTGRES_UNEXPECTED_APPEND_RESULT', `execution "${executionId}": ${reason}`);
   }
 }
+
+/** A `pg` error as far as the stores read it: the SQLSTATE and, for a constraint, its name. */
+interface PgError extends Error {
+  code: string;
+  constraint?: string;
+}
+
+/** True for PostgreSQL's unique violation (SQLSTATE 23505). */
+export function isUniqueViolation(error: unknown): error is PgError {
+  return error instanceof Error && (error as Partial<PgError>).code === '23505';
+}

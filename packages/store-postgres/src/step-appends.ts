@@ -9,8 +9,7 @@
 import type { AppendRequest, ExecutionStatus } from '@skein/workflow-runtime';
 import { batchAppendQuery, fastAppendQuery } from './append-query.js';
 import type { Database } from './database.js';
-
-const UNIQUE_VIOLATION = '23505';
+import { isUniqueViolation } from './errors.js';
 
 interface Waiting {
   request: AppendRequest;
@@ -91,6 +90,6 @@ export class StepAppends {
  * goes on to the full statement alone, which says whose it was. Other errors propagate.
  */
 function notWrittenOnConflict(error: unknown): null {
-  if ((error as { code?: unknown } | null)?.code === UNIQUE_VIOLATION) return null;
+  if (isUniqueViolation(error)) return null;
   throw error;
 }
