@@ -76,6 +76,8 @@ export class Supervisor {
   private readonly ttlMs: number;
   private readonly intervalMs: number;
   private readonly concurrency: number;
+  /** The last tick left pending work unclaimed for want of a free slot. */
+  private backlog = false;
   private readonly deadlineMs: number;
   private readonly clock: () => number;
   private readonly leaderKey: string;
@@ -247,7 +249,11 @@ export class Supervisor {
 
   private async claimPending(report: TickReport): Promise<void> {
     for await (const summary of walkExecutions(this.stores.events, ['pending'])) {
-      if (this.inFlight.size >= this.concurrency) return;
+      if (this.inFlight.size >= this.concurrency) {
+        // More pending work than free slots: the first run to end asks for the next tick.
+        this.backlog = true;
+        return;
+      }
       const { executionId: id, workflow } = summary;
       if (this.inFlight.has(id)) continue;
       const claimed = await this.attempt(id, 'claim', report, () => this.claim(id, 'pending'));
@@ -333,6 +339,10 @@ export class Supervisor {
       } finally {
         if (holdsLease) await this.releaseClaim(id);
         this.inFlight.delete(id);
+        if (this.backlog) {
+          this.backlog = false;
+          this.tickSoon();
+        }
       }
     })();
     this.inFlight.set(id, done);

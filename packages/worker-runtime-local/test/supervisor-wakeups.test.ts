@@ -208,6 +208,27 @@ describe('supervisor wake-ups', () => {
     expect(listings.count).toBe(2);
   });
 
+  it('with more pending work than slots, a slot that frees up claims the next at once, not at the next poll', async () => {
+    const { stores } = h.db();
+    const enqueuer = h.runtime({ stores, workflows, lease: { ttlMs: 30_000 } });
+    for (let i = 0; i < 5; i++)
+      await enqueuer.enqueue(greeter, { name: `n${i}` }, { executionId: `queued-${i}` });
+    const runtime = h.runtime({ stores, workflows, lease: { ttlMs: 30_000 } });
+    const supervisor = new Supervisor({
+      runtime,
+      stores,
+      leaseTtlMs: 30_000,
+      tickIntervalMs: 10_000,
+      concurrency: 1,
+    });
+    supervisor.start();
+    const ids = Array.from({ length: 5 }, (_, i) => `queued-${i}`);
+    const done = async () =>
+      (await Promise.all(ids.map((id) => runtime.loadState(id)))).every((s) => s?.status === 'completed');
+    await until(done, 3_000);
+    await supervisor.stop();
+  });
+
   it('a malformed timer notification is reported, and a failed subscription leaves polling on', async () => {
     const { stores } = h.db();
     const runtime = h.runtime({ stores, workflows, lease: { ttlMs: 30_000 } });
