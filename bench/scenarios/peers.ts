@@ -4,9 +4,10 @@
  * the same PostgreSQL server, and the raw commits that bound them — measuring sequential latency
  * (median, p99) and throughput at concurrency 1, 10, 50 and 100.
  *
- * Every engine is open for the whole scenario and the measurements are taken in rounds: for each
- * shape, each round measures every engine in turn (the order rotating), so a burst of load from
- * elsewhere on a shared machine falls on all of them rather than on one. Latency samples are
+ * Every engine is open for the whole scenario and the measurements are taken in rounds: each
+ * round visits every shape and, for each, measures every engine in turn (the order rotating),
+ * so a burst of load from elsewhere on a shared machine falls on all of them rather than on one,
+ * and an engine's cells of different shapes are measured close together. Latency samples are
  * pooled over the rounds; a throughput is the median of its rounds. A limit has no shape: it is
  * measured in every round of every shape, at a quarter of the budget, and pooled into one row.
  */
@@ -128,19 +129,20 @@ export async function peers(specs: readonly EngineSpec[], sizes: PeerSizes): Pro
     const tallies = new Map<string, Tally>();
     for (const [k, spec] of specs.entries()) {
       if (spec.kind === 'limit') limits.set(k, new Tally(await engines[k]!.prepare(0)));
+      else
+        for (const shape of SHAPES) tallies.set(`${k}/${shape}`, new Tally(await engines[k]!.prepare(shape)));
     }
-    for (const shape of SHAPES) {
-      for (const [k, spec] of specs.entries()) {
-        if (spec.kind !== 'limit') tallies.set(`${k}/${shape}`, new Tally(await engines[k]!.prepare(shape)));
-      }
-      for (let round = 0; round < sizes.rounds; round++) {
+    // Every round visits every shape, so an engine's 0-step and n-step cells (whose difference
+    // is the per-step cost) are measured seconds apart, not a whole phase of the run apart.
+    for (let round = 0; round < sizes.rounds; round++) {
+      for (const shape of SHAPES) {
         for (let j = 0; j < specs.length; j++) {
           const k = (j + round) % specs.length;
           const limit = limits.get(k);
           if (limit !== undefined) await measureRound(limit, sizes, 1 / SHAPES.length);
           else await measureRound(tallies.get(`${k}/${shape}`)!, sizes, 1);
         }
-        console.error(`bench: peers: ${shape} steps, round ${round + 1}/${sizes.rounds} done`);
+        console.error(`bench: peers: round ${round + 1}/${sizes.rounds}, ${shape} steps done`);
       }
     }
     return specs.flatMap((spec, k) =>
