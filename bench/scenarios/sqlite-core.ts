@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { openSqliteStores } from '@skein/store-sqlite';
 import { createRuntime, type EventStore, loadState } from '@skein/workflow-runtime';
 import Database from 'better-sqlite3';
+import { WAL_WARM_COMMITS } from '../engines/raw-sqlite.js';
 import { stepsWorkflow as steps } from '../engines/skein.js';
 import { interleaved, median, percentile, sequential, throughput } from '../measure.js';
 import type { Row } from '../report.js';
@@ -44,7 +45,7 @@ function tempDb(): { path: string; cleanup(): void } {
   return { path: join(dir, 'bench.db'), cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-/** A raw single-row INSERT committed on its own, in a WAL file of its own at `durability`. */
+/** A raw single-row INSERT committed on its own, in a WAL file of its own at `durability`, warmed (see WAL_WARM_COMMITS). */
 function rawInserter(durability: Durability): { insert(i: number): void; close(): void } {
   const db = tempDb();
   const sqlite = new Database(db.path);
@@ -52,6 +53,7 @@ function rawInserter(durability: Durability): { insert(i: number): void; close()
   sqlite.pragma(`synchronous = ${durability === 'full' ? 'FULL' : 'NORMAL'}`);
   sqlite.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL)');
   const insert = sqlite.prepare('INSERT INTO t (v) VALUES (?)');
+  for (let i = 0; i < WAL_WARM_COMMITS; i++) insert.run('{"warm":true}');
   return {
     insert: (i) => {
       insert.run(`{"row":${i}}`);
