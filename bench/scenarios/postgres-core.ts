@@ -7,8 +7,9 @@ import { openPostgresStores } from '@skein/store-postgres';
 import { createRuntime, type Runtime } from '@skein/workflow-runtime';
 import pg from 'pg';
 import { stepsWorkflow as steps } from '../engines/skein.js';
-import { interleaved, median, percentile, sequential, throughput } from '../measure.js';
+import { percentile, throughput } from '../measure.js';
 import type { Row } from '../report.js';
+import { stepLatencies } from './step-latencies.js';
 
 /** The server the bench uses. */
 export const PG_URL = process.env.SKEIN_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -93,24 +94,10 @@ export async function postgresCore(sizes: PostgresSizes): Promise<Row[]> {
 }
 
 async function measure(schema: string, sizes: PostgresSizes): Promise<Row[]> {
-  // The raw commit, the 0-step and the 3-step workflow take turns, so all three see the same
-  // machine (this one is shared by PostgreSQL, the bench and whatever else runs).
   const inserter = await rawInserter(schema);
-  const latencies = await withRuntime(schema, 4, async (runtime) => {
-    const run = (prefix: string, workflow: string) => (i: number) =>
-      runtime.execute({ executionId: `${prefix}${i}`, workflow, input: { n: 1 } });
-    await sequential(Math.min(100, sizes.sequential), run('warm', three.name));
-    await sequential(50, inserter.insert);
-    return interleaved(sizes.sequential, 50, {
-      raw: inserter.insert,
-      zero: run('z', zero.name),
-      three: run('t', three.name),
-    });
-  }).finally(() => inserter.close());
-  const raw = median(latencies.raw);
-  const t3 = median(latencies.three);
-  const t0 = median(latencies.zero);
-  const perStep = (t3 - t0) / 3;
+  const { samples, raw, t0, t3, perStep } = await withRuntime(schema, 4, (runtime) =>
+    stepLatencies(runtime, { zero: zero.name, three: three.name }, inserter.insert, sizes.sequential, 100),
+  ).finally(() => inserter.close());
   const wfPerSec = await withRuntime(schema, 10, (runtime) =>
     throughput(sizes.concurrent, 50, (i) =>
       runtime.execute({ executionId: `c${i}`, workflow: three.name, input: { n: i } }),
@@ -120,7 +107,7 @@ async function measure(schema: string, sizes: PostgresSizes): Promise<Row[]> {
     { metric: 'raw pg single-row INSERT commit round trip, median', value: raw, unit: 'ms' },
     { metric: '0-step workflow (postgres), median', value: t0, unit: 'ms' },
     { metric: '3-step workflow (postgres), median', value: t3, unit: 'ms' },
-    { metric: '3-step workflow (postgres), p99', value: percentile(latencies.three, 99), unit: 'ms' },
+    { metric: '3-step workflow (postgres), p99', value: percentile(samples.three, 99), unit: 'ms' },
     {
       metric: 'per-step overhead, marginal ((T3 - T0) / 3) (postgres)',
       value: perStep,

@@ -10,8 +10,9 @@ import { createRuntime, type EventStore, loadState } from '@skein/workflow-runti
 import Database from 'better-sqlite3';
 import { WAL_WARM_COMMITS } from '../engines/raw-sqlite.js';
 import { stepsWorkflow as steps } from '../engines/skein.js';
-import { interleaved, median, percentile, sequential, throughput } from '../measure.js';
+import { median, percentile, sequential, throughput } from '../measure.js';
 import type { Row } from '../report.js';
+import { stepLatencies } from './step-latencies.js';
 
 type Durability = 'full' | 'normal';
 
@@ -84,27 +85,14 @@ async function withRuntime<T>(
 /** Run every core measurement; return the table rows. */
 export async function sqliteCore(sizes: Sizes): Promise<Row[]> {
   const rows: Row[] = [];
-  // The raw commit, the 0-step and the 3-step workflow take turns, so all three see the same
-  // machine and the same state of the disk's cache.
   const inserter = rawInserter('full');
-  const latencies = await withRuntime('full', async (runtime) => {
-    const run = (prefix: string, workflow: string) => (i: number) =>
-      runtime.execute({ executionId: `${prefix}${i}`, workflow, input: { n: 1 } });
-    await sequential(Math.min(200, sizes.sequential), run('warm', three.name));
-    await sequential(50, inserter.insert);
-    return interleaved(sizes.sequential, 50, {
-      raw: inserter.insert,
-      zero: run('z', zero.name),
-      three: run('t', three.name),
-    });
-  }).finally(() => inserter.close());
-  const raw = median(latencies.raw);
-  const t3 = median(latencies.three);
-  const t0 = median(latencies.zero);
+  const { samples, raw, t0, t3 } = await withRuntime('full', (runtime) =>
+    stepLatencies(runtime, { zero: zero.name, three: three.name }, inserter.insert, sizes.sequential, 200),
+  ).finally(() => inserter.close());
   rows.push({ metric: 'raw better-sqlite3 insert+commit (full), median', value: raw, unit: 'ms' });
   rows.push({ metric: '0-step workflow (full), median', value: t0, unit: 'ms' });
   rows.push({ metric: '3-step workflow (full), median', value: t3, unit: 'ms' });
-  rows.push({ metric: '3-step workflow (full), p99', value: percentile(latencies.three, 99), unit: 'ms' });
+  rows.push({ metric: '3-step workflow (full), p99', value: percentile(samples.three, 99), unit: 'ms' });
   rows.push({
     metric: 'per-step overhead, marginal ((T3 - T0) / 3)',
     value: (t3 - t0) / 3,
