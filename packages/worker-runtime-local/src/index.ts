@@ -9,4 +9,10 @@ export { LocalDispatcher, type LocalDispatcherOptions } from './local-dispatcher
 export { LocalWorkerRuntime, type LocalWorkerRuntimeOptions } from './local-worker-runtime.js';
 export { SupervisingDispatcher, type SupervisingDispatcherOptions } from './supervising-dispatcher.js';
 export { Supervisor, type SupervisorOptions, type TickReport } from './supervisor.js';
-export type { WakeupSource } from './supervisor-wakeups.js';
+export {
+  SIGNAL_GRACE_MS,
+  WAKEUP_CHANNEL_PENDING,
+  WAKEUP_CHANNEL_SIGNALS,
+  WAKEUP_CHANNEL_TIMERS,
+  type WakeupSource,
+} from './supervisor-wakeups.js';

@@ -19,18 +19,26 @@ describe('public entry points', () => {
     });
   });
 
-  it('@skein/worker-runtime-local exports the worker runtime, dispatchers, supervisor and predicate', () => {
+  it('@skein/worker-runtime-local exports the worker runtime, dispatchers, supervisor, predicate and wake-up channels', () => {
     expect(Object.keys(local).sort()).toEqual([
       'CircuitBreaker',
       'LeaseMismatchError',
       'LocalDispatcher',
       'LocalErrorCodes',
       'LocalWorkerRuntime',
+      'SIGNAL_GRACE_MS',
       'SupervisingDispatcher',
       'Supervisor',
       'SupervisorTickError',
+      'WAKEUP_CHANNEL_PENDING',
+      'WAKEUP_CHANNEL_SIGNALS',
+      'WAKEUP_CHANNEL_TIMERS',
       'leaseExpired',
     ]);
     expect(new local.LeaseMismatchError('a', 'b').code).toBe(local.LocalErrorCodes.LeaseMismatch);
+    // The supervisor's channels are the ones the PostgreSQL stores notify.
+    expect([local.WAKEUP_CHANNEL_TIMERS, local.WAKEUP_CHANNEL_SIGNALS, local.WAKEUP_CHANNEL_PENDING]).toEqual(
+      ['timers', 'signals', 'pending'],
+    );
   });
 });
