@@ -31,10 +31,12 @@ import { PerKeyQueue } from './per-key-queue.js';
 import { StepAppends } from './step-appends.js';
 
 /**
- * The event log in PostgreSQL. An append is one round trip: the checks, the inserts and the
- * head update are one statement (see `adr/0009-postgres-one-statement-append.md`). Appends of
- * different executions run side by side on the pool, each with its own outcome (L4); appends of
- * one execution apply in the order they were submitted.
+ * The event log in PostgreSQL. An append is one round trip: the checks and the inserts are one
+ * statement, a short one for a step or a status move that continues this process's own last
+ * append, the full one otherwise (see `adr/0009-postgres-one-statement-append.md` and
+ * `adr/0018-postgres-step-append.md`). Appends of different executions run side by side on the
+ * pool, step appends grouped under load, each with its own outcome (L4); appends of one
+ * execution apply in the order they were submitted, one at a time.
  */
 export class PostgresEventStore implements EventStore {
   private readonly ordered = new PerKeyQueue();

@@ -4,7 +4,9 @@
  * Under light load nothing waits and every append goes out alone. Each request is written
  * whole or not at all, and its caller learns which (L4); one that is not written (its guard
  * refused, or the batch hit a unique violation) takes the full statement on its own, which
- * writes it or says why not. See `adr/0018-postgres-step-append.md`.
+ * writes it or says why not. At most one request per execution may wait or be out at a time
+ * (the event store's per-execution queue sees to it): outcomes are told apart by execution id.
+ * See `adr/0018-postgres-step-append.md`.
  */
 import type { AppendRequest, ExecutionStatus } from '@skein/workflow-runtime';
 import { batchAppendQuery, fastAppendQuery } from './append-query.js';
