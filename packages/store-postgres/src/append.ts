@@ -29,6 +29,7 @@ import {
   StoreClosedError,
   UnexpectedAppendResultError,
 } from './errors.js';
+import { hasNul } from './nul-text.js';
 import type { StepAppends } from './step-appends.js';
 import { channelName, WAKEUP_PENDING } from './wakeups.js';
 
@@ -133,12 +134,12 @@ function checkShape(request: AppendRequest, maxPayloadBytes: number): void {
   };
   checkAppend(fits, request, maxPayloadBytes);
   const { executionId } = request;
-  if (executionId.includes('\u0000')) throw new NulInTextError(executionId, 'the execution id');
-  if (String(request.workflow).includes('\u0000')) throw new NulInTextError(executionId, 'the workflow name');
+  if (hasNul(executionId)) throw new NulInTextError(executionId, 'the execution id');
+  if (hasNul(String(request.workflow))) throw new NulInTextError(executionId, 'the workflow name');
   request.events.forEach((event, i) => {
     const seq = request.expectedSeq + i;
-    if (event.payload.includes('\u0000')) throw new NulInTextError(executionId, `the payload at seq ${seq}`);
-    if (event.envelopeId.includes('\u0000')) {
+    if (hasNul(event.payload)) throw new NulInTextError(executionId, `the payload at seq ${seq}`);
+    if (hasNul(event.envelopeId)) {
       throw new NulInTextError(executionId, `the envelope id at seq ${seq}`);
     }
   });

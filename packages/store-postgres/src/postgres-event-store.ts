@@ -27,6 +27,7 @@ import {
   selectFence,
 } from './event-queries.js';
 import { HeadHints } from './head-hints.js';
+import { hasNul } from './nul-text.js';
 import { PerKeyQueue } from './per-key-queue.js';
 import { StepAppends } from './step-appends.js';
 
@@ -117,9 +118,4 @@ function pageQuery({ status, workflow }: ListExecutionsQuery, after: string, n: 
   return workflow === undefined
     ? listByStatus(status, after, n)
     : listByWorkflowAndStatus(workflow, status, after, n);
-}
-
-/** No id holding U+0000 can exist in PostgreSQL `text`, so lookups of one find nothing. */
-function hasNul(text: string): boolean {
-  return text.includes('\u0000');
 }
