@@ -4,6 +4,7 @@
  * set to the validated schema, so queries and migrations name tables without a schema.
  */
 import pg from 'pg';
+import { ConnectionPool } from './connection-pool.js';
 import { StoreClosedError } from './errors.js';
 import type { ResolvedOptions } from './options.js';
 
@@ -44,15 +45,13 @@ export function connectionConfig(options: ResolvedOptions): pg.ClientConfig {
 
 /** The stores' shared pool. */
 export class Database {
-  readonly pool: pg.Pool;
+  readonly pool: ConnectionPool;
   private closed = false;
   private closing: Promise<void> | undefined;
   private readonly inFlight = new Set<Promise<unknown>>();
 
   constructor(readonly options: ResolvedOptions) {
-    this.pool = new pg.Pool({ ...connectionConfig(options), max: options.poolSize });
-    // An idle client that breaks emits 'error' on the pool; without a listener Node would crash.
-    this.pool.on('error', (error) => options.onError(error));
+    this.pool = new ConnectionPool(connectionConfig(options), options.poolSize, options.onError);
   }
 
   get schema(): string {

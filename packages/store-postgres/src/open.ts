@@ -42,10 +42,12 @@ export async function openPostgresStores(options: PostgresStoresOptions): Promis
   const db = new Database(resolved);
   try {
     const client = await db.pool.connect();
+    let failed = true;
     try {
       await migrate(client, resolved.schema, loadMigrations());
+      failed = false;
     } finally {
-      client.release();
+      db.pool.release(client, failed);
     }
   } catch (error) {
     await db.close();

@@ -66,7 +66,7 @@ whenPostgres(() => {
     it('an append is one round trip: one statement starts, one writes each step, one ends', async () => {
       const [stores] = await nodes(1);
       const { events } = stores!;
-      const queries = vi.spyOn(pg.Pool.prototype, 'query');
+      const queries = vi.spyOn(pg.Client.prototype, 'query');
       await events.append(request('one-trip', 0, 0, ['EXECUTION_STARTED', 'STEP_STARTED']));
       expect(queries).toHaveBeenCalledTimes(1);
       await events.append(request('one-trip', 2, 0, ['STEP_COMPLETED', 'STEP_STARTED']));
@@ -85,7 +85,7 @@ whenPostgres(() => {
       await events.append(request('refused', 0, 0, ['EXECUTION_STARTED', 'STEP_STARTED']));
       const fence = await events.acquireFence('refused');
       await events.append(request('refused', 2, fence, ['STEP_COMPLETED', 'STEP_STARTED']));
-      const queries = vi.spyOn(pg.Pool.prototype, 'query');
+      const queries = vi.spyOn(pg.Client.prototype, 'query');
       await expect(events.append(request('refused', 4, 0, ['STEP_COMPLETED']))).rejects.toBeInstanceOf(
         StaleFenceError,
       );
@@ -98,7 +98,7 @@ whenPostgres(() => {
       const [a, b] = await nodes(2);
       await a!.events.append(request('move', 0, 0, ['EXECUTION_STARTED', 'STEP_STARTED']));
       const fence = await b!.events.acquireFence('move');
-      const queries = vi.spyOn(pg.Pool.prototype, 'query');
+      const queries = vi.spyOn(pg.Client.prototype, 'query');
       const refused = a!.events.append(request('move', 2, 0, ['STEP_COMPLETED', 'EXECUTION_COMPLETED']));
       await expect(refused).rejects.toMatchObject({ fence: 0, current: fence });
       await expect(refused).rejects.toBeInstanceOf(StaleFenceError);
@@ -113,7 +113,7 @@ whenPostgres(() => {
       const [a, b] = await nodes(2);
       await a!.events.append(request('taken', 0, 0, ['EXECUTION_STARTED', 'STEP_STARTED']));
       await b!.events.append(request('taken', 2, 0, ['STEP_COMPLETED']));
-      const queries = vi.spyOn(pg.Pool.prototype, 'query');
+      const queries = vi.spyOn(pg.Client.prototype, 'query');
       const refused = a!.events.append(request('taken', 2, 0, ['STEP_COMPLETED', 'STEP_STARTED']));
       await expect(refused).rejects.toBeInstanceOf(DuplicateSequenceError);
       expect(queries).toHaveBeenCalledTimes(2); // the step append meets the primary key; the full one says why
@@ -215,7 +215,7 @@ whenPostgres(() => {
 
     it('L7: U+0000 in an execution id or workflow is refused with NulInTextError before anything is sent', async () => {
       const [stores] = await nodes(1);
-      const queries = vi.spyOn(pg.Pool.prototype, 'query');
+      const queries = vi.spyOn(pg.Client.prototype, 'query');
       await expect(
         stores!.events.append(request('nul\u0000id', 0, 0, ['EXECUTION_STARTED'])),
       ).rejects.toBeInstanceOf(NulInTextError);
@@ -263,7 +263,7 @@ whenPostgres(() => {
         const [stores] = await nodes(1, 2);
         const { events } = stores!;
         const ids = await started(events, 'grouped', 20);
-        const queries = vi.spyOn(pg.Pool.prototype, 'query');
+        const queries = vi.spyOn(pg.Client.prototype, 'query');
         const results = await Promise.all(
           ids.map((id) => events.append(request(id, 2, 0, ['STEP_COMPLETED', 'STEP_STARTED']))),
         );

@@ -21,9 +21,9 @@ async function rowsOf(stores: PostgresStores, table: string, orderBy: string): P
   }
 }
 
-/** Spy on the pool every store queries through; a call on it would mean something was sent. */
+/** Spy on the connections every store queries through; a call on one would mean something was sent. */
 function watchQueries() {
-  return vi.spyOn(pg.Pool.prototype, 'query');
+  return vi.spyOn(pg.Client.prototype, 'query');
 }
 
 describe('NulInTextError', () => {

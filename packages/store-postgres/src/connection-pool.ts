@@ -1,0 +1,143 @@
+/**
+ * The stores' connections: at most `max` `pg.Client`s, opened when a query finds none idle and
+ * kept until `end()`. A query takes the most recently returned client, so under light load one
+ * connection (and one warm server backend) serves every statement.
+ *
+ * Why not `pg.Pool`: per query it schedules its hand-over on `process.nextTick`, emits four
+ * events and arms and clears an idle timer. On the step append's path that measured ~10 µs of
+ * the ~70 µs a step costs beyond a raw commit (see `adr/0018-postgres-step-append.md`).
+ *
+ * A connection that breaks (an error event, its end, or a query failing with anything but an
+ * error the server reported) is dropped; the next query that needs one opens a new one.
+ */
+import pg from 'pg';
+import type { Query } from './database.js';
+
+interface Waiter {
+  resolve(client: pg.Client): void;
+  reject(error: unknown): void;
+}
+
+/** A fixed-size set of connections; see the module comment. */
+export class ConnectionPool {
+  private readonly idle: pg.Client[] = [];
+  private readonly waiting: Waiter[] = [];
+  /** Clients that broke while checked out: dropped when they come back. */
+  private readonly broken = new WeakSet<pg.Client>();
+  private readonly dropped = new WeakSet<pg.Client>();
+  /** Clients open or being opened. */
+  private opened = 0;
+  private ended = false;
+
+  /**
+   * @param config every connection's settings.
+   * @param max most connections open at once.
+   * @param onError told of errors that no caller sees (a connection breaking while idle).
+   */
+  constructor(
+    private readonly config: pg.ClientConfig,
+    private readonly max: number,
+    private readonly onError: (error: Error) => void,
+  ) {}
+
+  /** Run one statement on a free connection. */
+  async query<Row extends pg.QueryResultRow>(query: Query): Promise<pg.QueryResult<Row>> {
+    const client = this.idle.pop() ?? (await this.acquire());
+    try {
+      return await client.query<Row>(query);
+    } catch (error) {
+      if (!refusedOnly(error)) this.broken.add(client);
+      throw error;
+    } finally {
+      this.release(client);
+    }
+  }
+
+  /** A connection of the caller's own, for several statements in a row; give it back with `release`. */
+  connect(): Promise<pg.Client> {
+    const client = this.idle.pop();
+    return client === undefined ? this.acquire() : Promise.resolve(client);
+  }
+
+  /** Give back a connection from `connect`, or drop it when `failed` (it may be in a bad state). */
+  release(client: pg.Client, failed = false): void {
+    if (failed) this.broken.add(client);
+    if (this.broken.has(client) || this.ended) {
+      this.drop(client);
+      return;
+    }
+    const waiter = this.waiting.shift();
+    if (waiter === undefined) this.idle.push(client);
+    else waiter.resolve(client);
+  }
+
+  /** Close every connection; queries still waiting for one are refused. Checked-out ones close on return. */
+  async end(): Promise<void> {
+    this.ended = true;
+    const refusal = new Error('the connection pool has ended');
+    for (const waiter of this.waiting.splice(0)) waiter.reject(refusal);
+    await Promise.all(this.idle.splice(0).map((client) => this.drop(client)));
+  }
+
+  private acquire(): Promise<pg.Client> {
+    if (this.ended) return Promise.reject(new Error('the connection pool has ended'));
+    if (this.opened < this.max) return this.open();
+    return new Promise<pg.Client>((resolve, reject) => {
+      this.waiting.push({ resolve, reject });
+    });
+  }
+
+  private async open(): Promise<pg.Client> {
+    this.opened += 1;
+    const client = new pg.Client(this.config);
+    // Without an 'error' listener a connection that breaks would crash the process.
+    client.on('error', (error) => this.lost(client, error));
+    client.on('end', () => this.lost(client, undefined));
+    try {
+      await client.connect();
+      return client;
+    } catch (error) {
+      this.opened -= 1;
+      this.openForWaiter();
+      throw error;
+    }
+  }
+
+  /**
+   * A connection broke: drop it now if idle (and tell `onError`, as nobody else will hear of
+   * it), else when its user gives it back (that user's statement fails on its own).
+   */
+  private lost(client: pg.Client, error: Error | undefined): void {
+    if (this.broken.has(client)) return;
+    this.broken.add(client);
+    const at = this.idle.indexOf(client);
+    if (at < 0) return;
+    this.idle.splice(at, 1);
+    void this.drop(client);
+    if (error !== undefined && !this.ended) this.onError(error);
+  }
+
+  /** Close a connection (once) and free its place for a waiting query. */
+  private drop(client: pg.Client): Promise<void> {
+    if (this.dropped.has(client)) return Promise.resolve();
+    this.dropped.add(client);
+    this.broken.add(client);
+    this.opened -= 1;
+    this.openForWaiter();
+    return client.end().catch(() => undefined);
+  }
+
+  private openForWaiter(): void {
+    if (this.ended || this.waiting.length === 0 || this.opened >= this.max) return;
+    const waiter = this.waiting.shift()!;
+    this.open().then(waiter.resolve, waiter.reject);
+  }
+}
+
+/**
+ * Whether `error` is the server refusing one statement (a constraint, bad SQL), which leaves the
+ * connection usable; a FATAL or PANIC report, or an error of the connection itself, does not.
+ */
+function refusedOnly(error: unknown): boolean {
+  return error instanceof pg.DatabaseError && error.severity !== 'FATAL' && error.severity !== 'PANIC';
+}
