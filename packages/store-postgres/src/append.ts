@@ -59,9 +59,7 @@ export async function appendEvents(
   if (status !== null && hint !== undefined && continuesAfter(request, hint)) {
     const written =
       status === hint.status
-        ? await steps.submit(request, status).catch(async (error: unknown) => {
-            throw await refusalOf(db, request, error);
-          })
+        ? await step(db, steps, request, status)
         : await move(db, request, hint.status, status);
     if (written) return { lastSeq, status };
   }
@@ -91,6 +89,20 @@ export async function appendEvents(
  */
 function continuesAfter(request: AppendRequest, hint: AppendResult): boolean {
   return request.expectedSeq === hint.lastSeq + 1 && request.events.length <= MAX_FAST_EVENTS;
+}
+
+/** The step append (status kept); false when it wrote nothing. */
+async function step(
+  db: Database,
+  steps: StepAppends,
+  request: AppendRequest,
+  status: ExecutionStatus,
+): Promise<boolean> {
+  try {
+    return await steps.submit(request, status);
+  } catch (error) {
+    throw await refusalOf(db, request, error);
+  }
 }
 
 /** The status move from `from`, which this process saw last; false when it wrote nothing. */

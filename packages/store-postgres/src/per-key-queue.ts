@@ -12,14 +12,12 @@ export class PerKeyQueue {
     const previous = this.tails.get(key);
     const result = previous === undefined ? task() : previous.then(task);
     // The tail only orders the next task; the outcome, rejection included, goes to this caller.
-    const tail = result.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.tails.set(key, tail);
-    void tail.then(() => {
+    // Settled, it forgets the key unless a later task has become the tail.
+    const forget = (): void => {
       if (this.tails.get(key) === tail) this.tails.delete(key);
-    });
+    };
+    const tail: Promise<void> = result.then(forget, forget);
+    this.tails.set(key, tail);
     return result;
   }
 
