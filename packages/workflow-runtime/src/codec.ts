@@ -17,7 +17,45 @@ const TAG = '$t';
 
 /** Encode a value to text. Throws {@link SerializationError} for what it cannot represent. */
 export function encode(value: unknown): string {
+  // Most payloads are plain JSON data, whose text is JSON.stringify's: no copy to build.
+  if (isPlainJson(value, 0)) return JSON.stringify(value);
   return JSON.stringify(toJson(value, '$', new Set()));
+}
+
+/** Nesting the plain-data check follows; deeper values (and cycles) take the full walk. */
+const MAX_PLAIN_DEPTH = 64;
+
+/**
+ * True when `value` is JSON data that the full walk would copy unchanged: strings, booleans,
+ * finite numbers other than -0, null, and arrays and plain objects of those, with no `$t` key.
+ * Anything else (undefined, a hole, a Date, a function, a `toJSON`, …) returns false and is
+ * encoded, or refused, by the full walk.
+ */
+function isPlainJson(value: unknown, depth: number): boolean {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return true;
+    case 'number':
+      return Number.isFinite(value) && !Object.is(value, -0);
+    case 'object': {
+      if (value === null) return true;
+      if (depth >= MAX_PLAIN_DEPTH) return false;
+      const proto = Object.getPrototypeOf(value);
+      if (proto === Array.prototype) {
+        const array = value as unknown[];
+        for (let i = 0; i < array.length; i++) if (!isPlainJson(array[i], depth + 1)) return false;
+        return true;
+      }
+      if ((proto !== Object.prototype && proto !== null) || Object.hasOwn(value, TAG)) return false;
+      for (const key of Object.keys(value)) {
+        if (!isPlainJson((value as Record<string, unknown>)[key], depth + 1)) return false;
+      }
+      return true;
+    }
+    default:
+      return false;
+  }
 }
 
 /** Decode text written by {@link encode}. */

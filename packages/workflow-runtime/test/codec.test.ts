@@ -157,11 +157,37 @@ describe('codec round-trip', () => {
     expect((back as { polluted?: unknown }).polluted).toBeUndefined();
   });
 
+  test("plain JSON data encodes as JSON.stringify's text; a $t key or a value JSON loses takes the tagged form", () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), (data) => {
+        const tagged = JSON.stringify(data).includes('"$t":') || hasNegativeZero(data);
+        if (!tagged) expect(encode(data)).toBe(JSON.stringify(data));
+        expect(decode(encode(data))).toStrictEqual(data);
+      }),
+      { numRuns: 500 },
+    );
+    expect(encode({ a: [1, 'x', null, { b: true }] })).toBe('{"a":[1,"x",null,{"b":true}]}');
+    expect(encode({ a: { $t: 1 } })).toBe('{"a":{"$t":"o","v":{"$t":1}}}');
+    expect(encode([1, undefined])).toBe('[1,{"$t":"u"}]');
+    expect(encode({ n: -0 })).toBe('{"n":{"$t":"n","v":"-0"}}');
+    // A toJSON that JSON.stringify would call is a function: refused, not called.
+    expect(() => encode({ toJSON: () => 'x' })).toThrow(SerializationError);
+    // Nesting past the plain-data check's depth is encoded the same way.
+    let deep: unknown = 'leaf';
+    for (let i = 0; i < 100; i++) deep = { d: [deep] };
+    expect(decode(encode(deep))).toStrictEqual(deep);
+  });
+
   test('a value shared twice (not a cycle) is encoded twice', () => {
     const shared = { n: 1 };
     expect(decode(encode({ a: shared, b: [shared] }))).toStrictEqual({ a: { n: 1 }, b: [{ n: 1 }] });
   });
 });
+
+function hasNegativeZero(data: unknown): boolean {
+  if (Object.is(data, -0)) return true;
+  return typeof data === 'object' && data !== null && Object.values(data).some(hasNegativeZero);
+}
 
 /** A path into nested data: object keys and array indexes. */
 const segment = fc.oneof(
