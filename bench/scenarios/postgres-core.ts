@@ -3,11 +3,11 @@
  * `pg` single-row INSERT commit, and throughput at concurrency 50. Runs in a fresh schema of
  * the server at SKEIN_PG_URL (default: the local one), dropped afterwards.
  */
-import { openPostgresStores } from '@skein/store-postgres';
-import { createRuntime, type Runtime } from '@skein/workflow-runtime';
+import { openPostgresStores, type PostgresStores } from '@skein/store-postgres';
+import { type AppendRequest, createRuntime, newId, type Runtime } from '@skein/workflow-runtime';
 import pg from 'pg';
 import { stepsWorkflow as steps } from '../engines/skein.js';
-import { percentile, throughput } from '../measure.js';
+import { interleaved, median, percentile, sequential, throughput } from '../measure.js';
 import type { Row } from '../report.js';
 import { stepLatencies } from './step-latencies.js';
 
@@ -70,12 +70,12 @@ async function rawInserter(
 async function withRuntime<T>(
   schema: string,
   poolSize: number,
-  fn: (runtime: Runtime) => Promise<T>,
+  fn: (runtime: Runtime, stores: PostgresStores) => Promise<T>,
 ): Promise<T> {
   const stores = await openPostgresStores({ url: PG_URL, schema, poolSize });
   const runtime = createRuntime({ stores, workflows: [zero, three] });
   try {
-    return await fn(runtime);
+    return await fn(runtime, stores);
   } finally {
     await runtime.close();
     await stores.close();
@@ -93,11 +93,84 @@ export async function postgresCore(sizes: PostgresSizes): Promise<Row[]> {
   }
 }
 
+/** The events a step appends: the last step's completion and the next one's start. */
+function stepEvents(): AppendRequest['events'] {
+  const recordedAt = Date.now();
+  return [
+    { envelopeId: newId(), type: 'STEP_COMPLETED', payload: '{"position":0,"output":2}', recordedAt },
+    { envelopeId: newId(), type: 'STEP_STARTED', payload: '{"position":1,"name":"s1"}', recordedAt },
+  ];
+}
+
+/**
+ * Where a step's cost goes, against the raw commit in the same turns of 50: the step's two event rows
+ * as a plain INSERT (no fence or status check: the least the log's schema allows) and the
+ * store's step append (the guarded short statement, see adr/0018), each on an execution of
+ * its own that is running, as a workflow's steps are.
+ */
+async function stepLadder(
+  schema: string,
+  stores: PostgresStores,
+  raw: (i: number) => Promise<unknown>,
+  count: number,
+): Promise<{ raw: number; plain: number; store: number }> {
+  const client = new pg.Client({ connectionString: PG_URL, options: `-c search_path="${schema}"` });
+  await client.connect();
+  try {
+    // A running execution per call, started through the store so the store's hint is set.
+    await sequential(count, (i) =>
+      stores.events.append({
+        executionId: `ladder-${i}`,
+        workflow: three.name,
+        expectedSeq: 0,
+        fence: 0,
+        events: [
+          { envelopeId: newId(), type: 'EXECUTION_STARTED', payload: '{"input":1}', recordedAt: Date.now() },
+          { envelopeId: newId(), type: 'STEP_STARTED', payload: '{"position":0}', recordedAt: Date.now() },
+        ],
+      }),
+    );
+    const plainText =
+      'INSERT INTO skein_events (execution_id, seq, envelope_id, type, payload, fence, recorded_at) ' +
+      'VALUES ($1, 2, $2, $3, $4, 0, $5), ($1, 3, $6, $7, $8, 0, $9)';
+    const samples = await interleaved(count, 50, {
+      raw,
+      plain: (i) => {
+        const values = stepEvents().flatMap((event) => [
+          event.envelopeId,
+          event.type,
+          event.payload,
+          event.recordedAt,
+        ]);
+        return client.query({ name: 'ladder_plain', text: plainText, values: [`plain-${i}`, ...values] });
+      },
+      store: (i) =>
+        stores.events.append({
+          executionId: `ladder-${i}`,
+          workflow: three.name,
+          expectedSeq: 2,
+          fence: 0,
+          events: stepEvents(),
+        }),
+    });
+    return { raw: median(samples.raw), plain: median(samples.plain), store: median(samples.store) };
+  } finally {
+    await client.end();
+  }
+}
+
 async function measure(schema: string, sizes: PostgresSizes): Promise<Row[]> {
   const inserter = await rawInserter(schema);
-  const { samples, raw, t0, t3, perStep } = await withRuntime(schema, 4, (runtime) =>
-    stepLatencies(runtime, { zero: zero.name, three: three.name }, inserter.insert, sizes.sequential, 100),
-  ).finally(() => inserter.close());
+  const { samples, raw, t0, t3, perStep, ladder } = await withRuntime(schema, 4, async (runtime, stores) => {
+    const latencies = await stepLatencies(
+      runtime,
+      { zero: zero.name, three: three.name },
+      inserter.insert,
+      sizes.sequential,
+      100,
+    );
+    return { ...latencies, ladder: await stepLadder(schema, stores, inserter.insert, sizes.sequential) };
+  }).finally(() => inserter.close());
   const wfPerSec = await withRuntime(schema, 10, (runtime) =>
     throughput(sizes.concurrent, 50, (i) =>
       runtime.execute({ executionId: `c${i}`, workflow: three.name, input: { n: i } }),
@@ -115,6 +188,18 @@ async function measure(schema: string, sizes: PostgresSizes): Promise<Row[]> {
       baseline: { name: 'raw commit', value: raw },
       target: '<= 1.3x raw',
       met: perStep <= 1.3 * raw,
+    },
+    {
+      metric: "a step's two event rows, plain INSERT (no checks), median",
+      value: ladder.plain,
+      unit: 'ms',
+      baseline: { name: 'raw commit (same turns)', value: ladder.raw },
+    },
+    {
+      metric: 'step append through the store (guarded statement), median',
+      value: ladder.store,
+      unit: 'ms',
+      baseline: { name: 'raw commit (same turns)', value: ladder.raw },
     },
     {
       metric: 'per step, all-in (T3 / 3) (postgres)',
