@@ -6,7 +6,7 @@
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConnectionPool } from '../src/connection-pool.js';
-import { PG_URL, whenPostgres } from './support/pg.js';
+import { adminQuery, PG_URL, whenPostgres } from './support/pg.js';
 
 const pools: ConnectionPool[] = [];
 
@@ -22,17 +22,6 @@ function pool(max: number, onError: (error: Error) => void = () => {}) {
   return { pool: created, name };
 }
 
-/** Run `sql` on a connection of the test's own. */
-async function admin<Row extends pg.QueryResultRow>(sql: string, values: unknown[] = []): Promise<Row[]> {
-  const client = new pg.Client({ connectionString: PG_URL });
-  await client.connect();
-  try {
-    return (await client.query<Row>(sql, values)).rows;
-  } finally {
-    await client.end();
-  }
-}
-
 const backendPid = { name: 'backend_pid', text: 'SELECT pg_backend_pid() AS pid', values: [] };
 
 async function pidOf(pool: ConnectionPool): Promise<number> {
@@ -43,7 +32,7 @@ async function pidOf(pool: ConnectionPool): Promise<number> {
 async function connectionsNamed(name: string, expected: number): Promise<number> {
   const deadline = Date.now() + 5000;
   for (;;) {
-    const rows = await admin<{ n: number }>(
+    const rows = await adminQuery<{ n: number }>(
       'SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1',
       [name],
     );
@@ -53,7 +42,7 @@ async function connectionsNamed(name: string, expected: number): Promise<number>
 }
 
 async function terminate(pid: number): Promise<void> {
-  const rows = await admin<{ ok: boolean }>('SELECT pg_terminate_backend($1) AS ok', [pid]);
+  const rows = await adminQuery<{ ok: boolean }>('SELECT pg_terminate_backend($1) AS ok', [pid]);
   expect(rows).toEqual([{ ok: true }]);
 }
 
@@ -112,7 +101,7 @@ whenPostgres(() => {
       // Wait until the statement runs on the server, then kill its backend.
       const deadline = Date.now() + 5000;
       for (;;) {
-        const rows = await admin<{ n: number }>(
+        const rows = await adminQuery<{ n: number }>(
           "SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = $1 AND query LIKE 'SELECT pg_sleep(5)%'",
           [pid],
         );

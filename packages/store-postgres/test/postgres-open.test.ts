@@ -9,24 +9,13 @@ import {
   type PostgresStoresOptions,
   StoreClosedError,
 } from '@skein/store-postgres';
-import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { dropSchema, freshSchema, openTestStores, PG_URL, whenPostgres } from './support/pg.js';
+import { adminQuery, dropSchema, freshSchema, openTestStores, PG_URL, whenPostgres } from './support/pg.js';
 
 const schemas: string[] = [];
 afterEach(async () => {
   await Promise.all(schemas.splice(0).map(dropSchema));
 });
-
-async function query<Row extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<Row[]> {
-  const client = new pg.Client({ connectionString: PG_URL });
-  await client.connect();
-  try {
-    return (await client.query<Row>(text, values)).rows;
-  } finally {
-    await client.end();
-  }
-}
 
 describe('openPostgresStores options', () => {
   const bad: [string, Partial<PostgresStoresOptions>][] = [
@@ -59,14 +48,16 @@ whenPostgres(() => {
         Array.from({ length: 6 }, () => openPostgresStores({ url: PG_URL, schema, poolSize: 1 })),
       );
       await Promise.all(opened.map((stores) => stores.close()));
-      const rows = await query<{ id: number }>(`SELECT id FROM "${schema}".skein_migrations ORDER BY id`);
+      const rows = await adminQuery<{ id: number }>(
+        `SELECT id FROM "${schema}".skein_migrations ORDER BY id`,
+      );
       expect(rows.map((row) => row.id)).toEqual([1, 2, 3, 4, 5, 6, 7]);
     });
 
     it('a schema migrated by a newer library is refused with MigrationError', async () => {
       const stores = await openTestStores();
       schemas.push(stores.schema);
-      await query(
+      await adminQuery(
         `INSERT INTO "${stores.schema}".skein_migrations (id, name, applied_at) VALUES (99, 'future', 0)`,
       );
       const error = await openPostgresStores({ url: PG_URL, schema: stores.schema }).catch((e: unknown) => e);

@@ -47,6 +47,20 @@ export function freshSchema(): string {
   return `skein_test_${process.pid}_${counter}_${Math.random().toString(36).slice(2, 8)}`;
 }
 
+/** Run one statement on a connection of the test's own (opened and closed around it). */
+export async function adminQuery<Row extends pg.QueryResultRow>(
+  text: string,
+  values: unknown[] = [],
+): Promise<Row[]> {
+  const client = new pg.Client({ connectionString: PG_URL });
+  await client.connect();
+  try {
+    return (await client.query<Row>(text, values)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
 /** Drop `schema` and everything in it. */
 export async function dropSchema(schema: string): Promise<void> {
   const client = new pg.Client({ connectionString: PG_URL });
