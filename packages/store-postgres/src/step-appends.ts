@@ -49,15 +49,11 @@ export class StepAppends {
     });
   }
 
-  /** One request, sent at once: a unique violation means not written (see notWrittenOnConflict). */
+  /** One request, sent at once, holding a slot while it is out. */
   private async sendAlone(request: AppendRequest, status: ExecutionStatus): Promise<boolean> {
     this.inFlight += 1;
     try {
-      const result = await this.db.query('append', fastAppendQuery(request, status));
-      return result.rowCount === request.events.length;
-    } catch (error) {
-      if (isUniqueViolation(error)) return false; // the full statement says whose
-      throw error;
+      return await this.writeOne(request, status);
     } finally {
       this.inFlight -= 1;
       if (this.queue.length > 0) this.send();
@@ -85,15 +81,17 @@ export class StepAppends {
       });
   }
 
+  /** Whether one request was written, by the step append statement. */
+  private async writeOne(request: AppendRequest, status: ExecutionStatus): Promise<boolean> {
+    const result = await this.db
+      .query('append', fastAppendQuery(request, status))
+      .catch(notWrittenOnConflict);
+    return result !== null && result.rowCount === request.events.length;
+  }
+
   /** Whether each request of `batch` was written. */
   private async write(batch: readonly Waiting[]): Promise<boolean[]> {
-    if (batch.length === 1) {
-      const { request, status } = batch[0]!;
-      const result = await this.db
-        .query('append', fastAppendQuery(request, status))
-        .catch(notWrittenOnConflict);
-      return [result !== null && result.rowCount === request.events.length];
-    }
+    if (batch.length === 1) return [await this.writeOne(batch[0]!.request, batch[0]!.status)];
     const result = await this.db
       .query<{ executionId: string }>('append', batchAppendQuery(batch))
       .catch(notWrittenOnConflict);
