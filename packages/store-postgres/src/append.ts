@@ -57,10 +57,14 @@ export async function appendEvents(
   const status = statusAfterBatch(request);
   const lastSeq = request.expectedSeq + request.events.length - 1;
   if (status !== null && hint !== undefined && continuesAfter(request, hint)) {
-    const written =
-      status === hint.status
-        ? await step(db, steps, request, status)
-        : await move(db, request, hint.status, status);
+    let written: boolean;
+    try {
+      written = await (status === hint.status
+        ? steps.submit(request, status)
+        : db.writeAll('append', moveAppendQuery(request, hint.status, status), request.events.length));
+    } catch (error) {
+      throw await refusalOf(db, request, error);
+    }
     if (written) return { lastSeq, status };
   }
   for (let attempt = 1; ; attempt += 1) {
@@ -91,35 +95,6 @@ function continuesAfter(request: AppendRequest, hint: AppendResult): boolean {
   return request.expectedSeq === hint.lastSeq + 1 && request.events.length <= MAX_FAST_EVENTS;
 }
 
-/** The step append (status kept); false when it wrote nothing. */
-async function step(
-  db: Database,
-  steps: StepAppends,
-  request: AppendRequest,
-  status: ExecutionStatus,
-): Promise<boolean> {
-  try {
-    return await steps.submit(request, status);
-  } catch (error) {
-    throw await refusalOf(db, request, error);
-  }
-}
-
-/** The status move from `from`, which this process saw last; false when it wrote nothing. */
-async function move(
-  db: Database,
-  request: AppendRequest,
-  from: ExecutionStatus,
-  to: ExecutionStatus,
-): Promise<boolean> {
-  try {
-    return (await db.query('append', moveAppendQuery(request, from, to))).rowCount === request.events.length;
-  } catch (error) {
-    if (isUniqueViolation(error)) return false; // the full statement says whose
-    throw await refusalOf(db, request, error);
-  }
-}
-
 /** Run the full append statement; again when the head row appeared under it (see append-query.ts). */
 async function runStatement(db: Database, query: Query, executionId: string): Promise<AppendRow> {
   for (let attempt = 1; ; attempt += 1) {
@@ -148,13 +123,12 @@ function checkShape(request: AppendRequest, maxPayloadBytes: number): void {
   const { executionId } = request;
   if (hasNul(executionId)) throw new NulInTextError(executionId, 'the execution id');
   if (hasNul(String(request.workflow))) throw new NulInTextError(executionId, 'the workflow name');
-  request.events.forEach((event, i) => {
+  for (let i = 0; i < request.events.length; i++) {
+    const event = request.events[i]!;
     const seq = request.expectedSeq + i;
     if (hasNul(event.payload)) throw new NulInTextError(executionId, `the payload at seq ${seq}`);
-    if (hasNul(event.envelopeId)) {
-      throw new NulInTextError(executionId, `the envelope id at seq ${seq}`);
-    }
-  });
+    if (hasNul(event.envelopeId)) throw new NulInTextError(executionId, `the envelope id at seq ${seq}`);
+  }
 }
 
 /**
@@ -163,10 +137,13 @@ function checkShape(request: AppendRequest, maxPayloadBytes: number): void {
  * from two different statuses gives the same answer exactly when the head does not matter.
  */
 function statusAfterBatch(request: AppendRequest): ExecutionStatus | null {
-  const from = (start: ExecutionStatus) =>
-    request.events.reduce((status, event) => statusAfter(status, event.type), start);
-  const a = from('running');
-  return a === from('suspended') ? a : null;
+  let fromRunning: ExecutionStatus = 'running';
+  let fromSuspended: ExecutionStatus = 'suspended';
+  for (const event of request.events) {
+    fromRunning = statusAfter(fromRunning, event.type);
+    fromSuspended = statusAfter(fromSuspended, event.type);
+  }
+  return fromRunning === fromSuspended ? fromRunning : null;
 }
 
 function headOf(row: AppendRow): ExecutionHead {

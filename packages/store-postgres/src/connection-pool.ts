@@ -12,6 +12,7 @@
  */
 import pg from 'pg';
 import type { Query } from './database.js';
+import { type WriteOutcome, WriteStatement } from './write-statement.js';
 
 interface Waiter {
   resolve(client: pg.Client): void;
@@ -27,6 +28,9 @@ export class ConnectionPool {
   private readonly dropped = new WeakSet<pg.Client>();
   /** Clients open or being opened. */
   private opened = 0;
+  /** Queries and writes running or waiting for a connection; `drain` waits for none. */
+  private busy = 0;
+  private readonly drained: (() => void)[] = [];
   private ended = false;
 
   /**
@@ -42,15 +46,65 @@ export class ConnectionPool {
 
   /** Run one statement on a free connection. */
   async query<Row extends pg.QueryResultRow>(query: Query): Promise<pg.QueryResult<Row>> {
-    const client = this.idle.pop() ?? (await this.acquire());
+    this.busy += 1;
     try {
-      return await client.query<Row>(query);
-    } catch (error) {
-      if (!refusedOnly(error)) this.broken.add(client);
-      throw error;
+      const client = this.idle.pop() ?? (await this.acquire());
+      try {
+        return await client.query<Row>(query);
+      } catch (error) {
+        if (!refusedOnly(error)) this.broken.add(client);
+        throw error;
+      } finally {
+        this.release(client);
+      }
     } finally {
-      this.release(client);
+      this.finished();
     }
+  }
+
+  /**
+   * Run one write statement (see write-statement.ts) on a free connection and tell `outcome`
+   * (called back, not a promise: this is the step append's path, where each promise hop
+   * costs). The connection goes back before `outcome` runs.
+   */
+  write(query: Query, outcome: WriteOutcome): void {
+    this.busy += 1;
+    const client = this.idle.pop();
+    if (client !== undefined) {
+      this.writeOn(client, query, outcome);
+      return;
+    }
+    this.acquire().then(
+      (acquired) => this.writeOn(acquired, query, outcome),
+      (error: unknown) => {
+        this.finished();
+        outcome(error instanceof Error ? error : new Error(String(error)), 0);
+      },
+    );
+  }
+
+  private writeOn(client: pg.Client, query: Query, outcome: WriteOutcome): void {
+    const statement = new WriteStatement(query, (error, rowCount) => {
+      // A statement refused before it was sent leaves the connection as it was.
+      if (error !== undefined && statement.sent && !refusedOnly(error)) this.broken.add(client);
+      this.release(client);
+      outcome(error, rowCount);
+      this.finished();
+    });
+    client.query(statement);
+  }
+
+  /** Resolves once no query or write is running or waiting for a connection. */
+  drain(): Promise<void> {
+    if (this.busy === 0) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      this.drained.push(resolve);
+    });
+  }
+
+  private finished(): void {
+    this.busy -= 1;
+    if (this.busy === 0) for (const resolve of this.drained.splice(0)) resolve();
   }
 
   /** A connection of the caller's own, for several statements in a row; give it back with `release`. */

@@ -5,7 +5,7 @@
  */
 import pg from 'pg';
 import { ConnectionPool } from './connection-pool.js';
-import { StoreClosedError } from './errors.js';
+import { isUniqueViolation, StoreClosedError } from './errors.js';
 import type { ResolvedOptions } from './options.js';
 
 /** One named query: `name` makes pg prepare it once per connection. */
@@ -48,7 +48,6 @@ export class Database {
   readonly pool: ConnectionPool;
   private closed = false;
   private closing: Promise<void> | undefined;
-  private readonly inFlight = new Set<Promise<unknown>>();
 
   constructor(readonly options: ResolvedOptions) {
     this.pool = new ConnectionPool(connectionConfig(options), options.poolSize, options.onError);
@@ -61,17 +60,32 @@ export class Database {
   /** Run one query; `operation` names the caller in a {@link StoreClosedError}. */
   query<Row extends pg.QueryResultRow>(operation: string, query: Query): Promise<pg.QueryResult<Row>> {
     if (this.closed) return Promise.reject(new StoreClosedError(this.schema, operation));
-    const running = this.pool.query<Row>(query);
-    this.inFlight.add(running);
-    const forget = () => this.inFlight.delete(running);
-    running.then(forget, forget);
-    return running;
+    return this.pool.query<Row>(query);
+  }
+
+  /**
+   * Run one write statement (no rows back, see write-statement.ts): true when it wrote `count`
+   * rows; false when it wrote fewer, or hit a unique violation (which aborts a statement whole,
+   * so nothing of it was written); rejects on any other error. `settled` runs as the answer
+   * arrives, before the promise settles.
+   */
+  writeAll(operation: string, query: Query, count: number, settled?: () => void): Promise<boolean> {
+    return new Promise<boolean>((resolve, reject) => {
+      const outcome = (error: Error | undefined, rowCount: number): void => {
+        settled?.();
+        if (error === undefined) resolve(rowCount === count);
+        else if (isUniqueViolation(error)) resolve(false);
+        else reject(error);
+      };
+      if (this.closed) outcome(new StoreClosedError(this.schema, operation), 0);
+      else this.pool.write(query, outcome);
+    });
   }
 
   /** Refuse new calls, wait for the ones in flight, then close every pooled connection. */
   close(): Promise<void> {
     this.closed = true;
-    this.closing ??= Promise.allSettled([...this.inFlight]).then(() => this.pool.end());
+    this.closing ??= this.pool.drain().then(() => this.pool.end());
     return this.closing;
   }
 }

@@ -93,3 +93,13 @@ interface PgError extends Error {
 export function isUniqueViolation(error: unknown): error is PgError {
   return error instanceof Error && (error as Partial<PgError>).code === '23505';
 }
+
+/**
+ * For a short statement that failed: a unique violation aborted it whole, so nothing of it was
+ * written (false), and the full statement that follows says whose the conflict was. Any other
+ * error propagates.
+ */
+export function notWrittenOnConflict(error: unknown): false {
+  if (isUniqueViolation(error)) return false;
+  throw error;
+}

@@ -11,7 +11,7 @@
 import type { AppendRequest, ExecutionStatus } from '@skein/workflow-runtime';
 import { batchAppendQuery, fastAppendQuery } from './append-query.js';
 import type { Database } from './database.js';
-import { isUniqueViolation } from './errors.js';
+import { notWrittenOnConflict } from './errors.js';
 
 interface Waiting {
   request: AppendRequest;
@@ -50,14 +50,16 @@ export class StepAppends {
   }
 
   /** One request, sent at once, holding a slot while it is out. */
-  private async sendAlone(request: AppendRequest, status: ExecutionStatus): Promise<boolean> {
+  private sendAlone(request: AppendRequest, status: ExecutionStatus): Promise<boolean> {
     this.inFlight += 1;
-    try {
-      return await this.writeOne(request, status);
-    } finally {
-      this.inFlight -= 1;
-      if (this.queue.length > 0) this.send();
-    }
+    return this.db.writeAll('append', fastAppendQuery(request, status), request.events.length, () =>
+      this.freeSlot(),
+    );
+  }
+
+  private freeSlot(): void {
+    this.inFlight -= 1;
+    if (this.queue.length > 0) this.send();
   }
 
   private send(): void {
@@ -75,18 +77,12 @@ export class StepAppends {
           for (const item of batch) item.reject(error);
         },
       )
-      .finally(() => {
-        this.inFlight -= 1;
-        if (this.queue.length > 0) this.send();
-      });
+      .finally(() => this.freeSlot());
   }
 
   /** Whether one request was written, by the step append statement. */
-  private async writeOne(request: AppendRequest, status: ExecutionStatus): Promise<boolean> {
-    const result = await this.db
-      .query('append', fastAppendQuery(request, status))
-      .catch(notWrittenOnConflict);
-    return result !== null && result.rowCount === request.events.length;
+  private writeOne(request: AppendRequest, status: ExecutionStatus): Promise<boolean> {
+    return this.db.writeAll('append', fastAppendQuery(request, status), request.events.length);
   }
 
   /** Whether each request of `batch` was written. */
@@ -95,18 +91,9 @@ export class StepAppends {
     const result = await this.db
       .query<{ executionId: string }>('append', batchAppendQuery(batch))
       .catch(notWrittenOnConflict);
-    if (result === null) return batch.map(() => false);
+    if (result === false) return batch.map(() => false);
     const counts = new Map<string, number>();
     for (const row of result.rows) counts.set(row.executionId, (counts.get(row.executionId) ?? 0) + 1);
     return batch.map(({ request }) => counts.get(String(request.executionId)) === request.events.length);
   }
-}
-
-/**
- * A unique violation aborts the whole statement: nothing of it was written, and each request
- * goes on to the full statement alone, which says whose it was. Other errors propagate.
- */
-function notWrittenOnConflict(error: unknown): null {
-  if (isUniqueViolation(error)) return null;
-  throw error;
 }
