@@ -70,7 +70,8 @@ function checkShape(request: AppendRequest, maxPayloadBytes: number): void {
     throw new InvalidAppendError(executionId, `fence ${fence} is not a non-negative integer`);
   }
   if (events.length === 0) throw new InvalidAppendError(executionId, 'no events');
-  events.forEach((event, i) => {
+  for (let i = 0; i < events.length; i++) {
+    const event = events[i]!;
     const seq = expectedSeq + i;
     if (!isEventType(event.type))
       throw new InvalidAppendError(executionId, `unknown event type "${event.type}"`);
@@ -83,6 +84,14 @@ function checkShape(request: AppendRequest, maxPayloadBytes: number): void {
     if (isTerminalType(event.type) && i !== events.length - 1) {
       throw new InvalidAppendError(executionId, `${event.type} at seq ${seq} must be the last event (L6)`);
     }
-    assertPayloadSize(executionId, `payload of ${event.type} at seq ${seq}`, event.payload, maxPayloadBytes);
-  });
+    // The fast test of assertPayloadSize first, so the message is built only when it may be needed.
+    if (!(event.payload.length * 3 <= maxPayloadBytes)) {
+      assertPayloadSize(
+        executionId,
+        `payload of ${event.type} at seq ${seq}`,
+        event.payload,
+        maxPayloadBytes,
+      );
+    }
+  }
 }
