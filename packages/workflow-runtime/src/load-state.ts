@@ -43,15 +43,24 @@ export async function loadState(
  * Save a snapshot of `state` when its batch (which started at `fromSeq`) crossed a multiple
  * of `every`. A snapshot is a cache: a failure to save one is reported, never fatal.
  */
-export async function saveSnapshot(
+export function saveSnapshot(
   snapshots: SnapshotStore,
   state: ExecutionState,
   fromSeq: number,
   every: number,
   onError: (error: unknown, context: string) => void,
+): Promise<void> | undefined {
+  // Only when the batch crossed a multiple of `every` (seq every, 2 * every, ...); otherwise
+  // nothing to wait for (no promise: a step's path awaits only what it must).
+  if (Math.floor(state.sequence / every) <= Math.floor(Math.max(0, fromSeq - 1) / every)) return undefined;
+  return putSnapshot(snapshots, state, onError);
+}
+
+async function putSnapshot(
+  snapshots: SnapshotStore,
+  state: ExecutionState,
+  onError: (error: unknown, context: string) => void,
 ): Promise<void> {
-  // Only when the batch crossed a multiple of `every` (seq every, 2 * every, ...).
-  if (Math.floor(state.sequence / every) <= Math.floor(Math.max(0, fromSeq - 1) / every)) return;
   try {
     await snapshots.put({ executionId: state.executionId, seq: state.sequence, state: encode(state) });
   } catch (error) {

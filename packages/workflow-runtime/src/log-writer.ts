@@ -22,8 +22,11 @@ export interface LogWriterOptions {
   nextSeq: number;
   maxPayloadBytes: number;
   clock: () => number;
-  /** Called after a flush when the state is exactly the durable log; `fromSeq` is the flush's first seq. */
-  onDurable?: (state: ExecutionState, fromSeq: number) => Promise<void>;
+  /**
+   * Called after a flush when the state is exactly the durable log; `fromSeq` is the flush's
+   * first seq. The flush waits for the promise it returns, if any.
+   */
+  onDurable?: (state: ExecutionState, fromSeq: number) => Promise<void> | undefined;
 }
 
 /** Buffers, encodes and appends the events of one execution attempt, in order. */
@@ -33,6 +36,8 @@ export class LogWriter {
   private chain: Promise<void> = Promise.resolve();
   private failure: unknown = undefined;
   private firstAppendMade = false;
+  /** Appends started and not yet settled. */
+  private appending = 0;
   private settleFirst!: { resolve(): void; reject(error: unknown): void };
   /** Settles with the outcome of the first append this writer makes (seq 0 for a new execution). */
   readonly firstAppend = new Promise<void>((resolve, reject) => {
@@ -92,7 +97,11 @@ export class LogWriter {
       const expectedSeq = this.bufferStart;
       this.buffer = [];
       this.bufferStart += events.length;
-      this.chain = this.chain.then(() => this.append(expectedSeq, events));
+      // With no append in flight the store is called now, not a microtask later.
+      this.chain =
+        this.appending === 0
+          ? this.append(expectedSeq, events)
+          : this.chain.then(() => this.append(expectedSeq, events));
       if (!this.firstAppendMade) {
         this.firstAppendMade = true;
         this.chain.then(this.settleFirst.resolve, this.settleFirst.reject);
@@ -102,21 +111,27 @@ export class LogWriter {
   }
 
   private async append(expectedSeq: number, events: EventDraft[]): Promise<void> {
-    if (this.failure !== undefined) throw this.failure;
-    const { executionId, workflow, fence } = this.options;
+    this.appending += 1;
     try {
-      await this.options.events.append({ executionId, workflow, expectedSeq, fence, events });
-    } catch (error) {
-      this.failure =
-        expectedSeq === 0 && error instanceof StaleFenceError
-          ? new StartFencedOutError(executionId, error.fence, error.current, { cause: error })
-          : error;
-      throw this.failure;
-    }
-    // Snapshot only a state that is exactly the durable log (nothing recorded after it).
-    const durableSeq = expectedSeq + events.length - 1;
-    if (this.options.onDurable !== undefined && this.state !== null && this.state.sequence === durableSeq) {
-      await this.options.onDurable(this.state, expectedSeq);
+      if (this.failure !== undefined) throw this.failure;
+      const { executionId, workflow, fence } = this.options;
+      try {
+        await this.options.events.append({ executionId, workflow, expectedSeq, fence, events });
+      } catch (error) {
+        this.failure =
+          expectedSeq === 0 && error instanceof StaleFenceError
+            ? new StartFencedOutError(executionId, error.fence, error.current, { cause: error })
+            : error;
+        throw this.failure;
+      }
+      // Snapshot only a state that is exactly the durable log (nothing recorded after it).
+      const durableSeq = expectedSeq + events.length - 1;
+      if (this.options.onDurable !== undefined && this.state !== null && this.state.sequence === durableSeq) {
+        const saving = this.options.onDurable(this.state, expectedSeq);
+        if (saving !== undefined) await saving;
+      }
+    } finally {
+      this.appending -= 1;
     }
   }
 }
