@@ -163,8 +163,27 @@ SELECT $1, $2::bigint + v.o, v.i, v.t, v.p, $3::bigint, v.r
 FROM moved CROSS JOIN (VALUES ${valuesRows(count, 6)}) AS v (o, i, t, p, r)`;
 }
 
+// The start of a new execution (seq 0, the head not there yet): the events first, then the
+// head, in that order like the full statement, so racing starts meet on the events' primary
+// key and never deadlock. The head's INSERT has no ON CONFLICT: when the head exists (an
+// acquireFence before seq 0, or a racing start), the statement fails on a unique violation and
+// writes nothing, and the full statement follows, which checks the fence and says why.
+// The command tag counts the head row: 1 when the events were written.
+function startText(count: number): string {
+  return `
+WITH written AS (
+  INSERT INTO skein_events (execution_id, seq, envelope_id, type, payload, fence, recorded_at)
+  SELECT $1, v.o, v.i, v.t, v.p, $4::bigint, v.r
+  FROM (VALUES ${valuesRows(count, 5)}) AS v (o, i, t, p, r)
+  RETURNING 1
+)
+INSERT INTO skein_executions (execution_id, workflow, status)
+SELECT $1, $2, $3 FROM (SELECT count(*) AS n FROM written) w WHERE w.n > 0`;
+}
+
 const stepTexts: string[] = [];
 const moveTexts: string[] = [];
+const startTexts: string[] = [];
 
 function eventValues(request: AppendRequest, values: unknown[]): unknown[] {
   for (const event of request.events)
@@ -201,6 +220,22 @@ export function moveAppendQuery(request: AppendRequest, from: ExecutionStatus, t
     name: `skein_append_move_${n}`,
     text: moveTexts[n]!,
     values: eventValues(request, [request.executionId, request.expectedSeq, request.fence, from, to]),
+  };
+}
+
+/**
+ * The start of a new execution for `request` (seq 0, at most {@link MAX_FAST_EVENTS} events),
+ * leaving the head at `status` (not `pending`: a pending start notifies, which only the full
+ * statement does). Writes the events and the head, or nothing when the head exists already;
+ * then the full statement says why. Its row count is 1 when it wrote.
+ */
+export function startAppendQuery(request: AppendRequest, status: ExecutionStatus): Query {
+  const n = request.events.length;
+  startTexts[n] ??= startText(n);
+  return {
+    name: `skein_append_start_${n}`,
+    text: startTexts[n]!,
+    values: eventValues(request, [request.executionId, request.workflow, status, request.fence]),
   };
 }
 

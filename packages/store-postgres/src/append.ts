@@ -19,6 +19,7 @@ import {
   appendQuery,
   MAX_FAST_EVENTS,
   moveAppendQuery,
+  startAppendQuery,
   takenEnvelopeIdsQuery,
   workflowQuery,
 } from './append-query.js';
@@ -39,10 +40,10 @@ const MAX_ATTEMPTS = 3;
 /**
  * Append `request` in one round trip; rejects with the same errors as `checkAppend`.
  * `hint` is what this process's last append of the execution left (last seq and status).
- * When the request continues right after it, a short statement runs: the step append through
- * `steps` (grouped with other executions' under load) when the batch keeps the status, the
- * status move otherwise. Either writes nothing when the head is not as the hint says or the
- * fence is stale, and the full statement follows, which writes or says why not. The full
+ * A short statement runs first when one fits (see `shortAppend`): the start of a new
+ * execution, or, when the request continues right after the hint, the step append or the
+ * status move. Each writes nothing when the head is not as it assumes or the fence is stale,
+ * and the full statement follows, which writes or says why not. The full
  * statement also runs again when an `acquireFence` created the head row while a start was
  * running, or when a refusal came from a snapshot that a racing append has since moved past.
  */
@@ -56,16 +57,15 @@ export async function appendEvents(
   checkShape(request, maxPayloadBytes);
   const status = statusAfterBatch(request);
   const lastSeq = request.expectedSeq + request.events.length - 1;
-  if (status !== null && hint !== undefined && continuesAfter(request, hint)) {
+  const short = status === null ? undefined : shortAppend(db, steps, request, status, hint);
+  if (short !== undefined) {
     let written: boolean;
     try {
-      written = await (status === hint.status
-        ? steps.submit(request, status)
-        : db.writeAll('append', moveAppendQuery(request, hint.status, status), request.events.length));
+      written = await short;
     } catch (error) {
       throw await refusalOf(db, request, error);
     }
-    if (written) return { lastSeq, status };
+    if (written) return { lastSeq, status: status! };
   }
   for (let attempt = 1; ; attempt += 1) {
     let row: AppendRow;
@@ -85,6 +85,28 @@ export async function appendEvents(
       );
     }
   }
+}
+
+/**
+ * The short statement for `request`, if one fits: the start of a new execution (not a pending
+ * one, which notifies), or, right after what this process wrote last, the step append (status
+ * kept, grouped with other executions' under load) or the status move. Resolves false when it
+ * wrote nothing (the head was not as assumed, or a unique violation).
+ */
+function shortAppend(
+  db: Database,
+  steps: StepAppends,
+  request: AppendRequest,
+  status: ExecutionStatus,
+  hint: AppendResult | undefined,
+): Promise<boolean> | undefined {
+  if (request.expectedSeq === 0) {
+    if (status === 'pending' || request.events.length > MAX_FAST_EVENTS) return undefined;
+    return db.writeAll('append', startAppendQuery(request, status), 1);
+  }
+  if (hint === undefined || !continuesAfter(request, hint)) return undefined;
+  if (status === hint.status) return steps.submit(request, status);
+  return db.writeAll('append', moveAppendQuery(request, hint.status, status), request.events.length);
 }
 
 /**

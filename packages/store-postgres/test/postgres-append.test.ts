@@ -143,26 +143,36 @@ whenPostgres(() => {
       expect(await a!.events.read('hint')).toHaveLength(9);
     });
 
-    it('L2: of starts racing from three separate pools, exactly one wins; the others get ExecutionAlreadyExistsError naming its workflow', async () => {
-      const stores = await nodes(3);
-      for (let round = 0; round < 5; round += 1) {
-        const id = `pool-race-${round}`;
-        const racers = stores.flatMap((node, i) =>
-          [0, 1, 2].map((j) => node.events.append(request(id, 0, 0, ['EXECUTION_STARTED'], `wf-${i}-${j}`))),
-        );
-        const settled = await Promise.allSettled(racers);
-        const won = settled.filter((result) => result.status === 'fulfilled');
-        expect(won).toHaveLength(1);
-        const summary = await stores[0]!.events.getExecution(id);
-        for (const result of settled) {
-          if (result.status === 'rejected') {
-            expect(result.reason).toBeInstanceOf(ExecutionAlreadyExistsError);
-            expect(result.reason).toMatchObject({ executionId: id, existingWorkflow: summary!.workflow });
+    // A start that leaves the execution pending takes the full statement (it notifies); one that
+    // leaves it running takes the short start statement. Both race the same way.
+    const starts: [string, EventType[]][] = [
+      ['pending', ['EXECUTION_STARTED']],
+      ['running', ['EXECUTION_STARTED', 'STEP_STARTED']],
+    ];
+
+    it.each(starts)(
+      'L2: of %s starts racing from three separate pools, exactly one wins; the others get ExecutionAlreadyExistsError naming its workflow',
+      async (shape, types) => {
+        const stores = await nodes(3);
+        for (let round = 0; round < 5; round += 1) {
+          const id = `pool-race-${shape}-${round}`;
+          const racers = stores.flatMap((node, i) =>
+            [0, 1, 2].map((j) => node.events.append(request(id, 0, 0, types, `wf-${i}-${j}`))),
+          );
+          const settled = await Promise.allSettled(racers);
+          const won = settled.filter((result) => result.status === 'fulfilled');
+          expect(won).toHaveLength(1);
+          const summary = await stores[0]!.events.getExecution(id);
+          for (const result of settled) {
+            if (result.status === 'rejected') {
+              expect(result.reason).toBeInstanceOf(ExecutionAlreadyExistsError);
+              expect(result.reason).toMatchObject({ executionId: id, existingWorkflow: summary!.workflow });
+            }
           }
+          expect(await stores[1]!.events.read(id)).toHaveLength(types.length);
         }
-        expect(await stores[1]!.events.read(id)).toHaveLength(1);
-      }
-    });
+      },
+    );
 
     it('L1: appends at one seq racing from separate pools: one wins, the others get DuplicateSequenceError', async () => {
       const stores = await nodes(3);
@@ -180,24 +190,47 @@ whenPostgres(() => {
       expect((await stores[2]!.events.read('seq-race')).map((event) => event.seq)).toEqual([0, 1, 2]);
     });
 
-    it('L3: a start racing an acquireFence on another node for a new execution either writes seq 0 under the newest fence or is refused as stale', async () => {
-      const [a, b] = await nodes(2);
-      for (let i = 0; i < 40; i += 1) {
-        const id = `start-vs-fence-${i}`;
-        const [started, fence] = await Promise.allSettled([
-          a!.events.append(request(id, 0, 0, ['EXECUTION_STARTED'])),
-          b!.events.acquireFence(id),
-        ]);
-        expect(fence).toMatchObject({ status: 'fulfilled', value: 1 });
-        const log = await a!.events.read(id);
-        if (started.status === 'fulfilled') {
-          expect(log.map((event) => [event.seq, event.fence])).toEqual([[0, 0]]);
-        } else {
-          expect(started.reason).toBeInstanceOf(StaleFenceError);
-          expect(started.reason).toMatchObject({ executionId: id, fence: 0, current: 1 });
-          expect(log).toEqual([]);
+    it.each(starts)(
+      'L3: a %s start racing an acquireFence on another node for a new execution either writes seq 0 under the newest fence or is refused as stale',
+      async (shape, types) => {
+        const [a, b] = await nodes(2);
+        for (let i = 0; i < 40; i += 1) {
+          const id = `start-vs-fence-${shape}-${i}`;
+          const [started, fence] = await Promise.allSettled([
+            a!.events.append(request(id, 0, 0, types)),
+            b!.events.acquireFence(id),
+          ]);
+          expect(fence).toMatchObject({ status: 'fulfilled', value: 1 });
+          const log = await a!.events.read(id);
+          if (started.status === 'fulfilled') {
+            expect(log.map((event) => [event.seq, event.fence])).toEqual(types.map((_, seq) => [seq, 0]));
+          } else {
+            expect(started.reason).toBeInstanceOf(StaleFenceError);
+            expect(started.reason).toMatchObject({ executionId: id, fence: 0, current: 1 });
+            expect(log).toEqual([]);
+          }
         }
-      }
+      },
+    );
+
+    it('a start after an acquireFence (the head exists) is written under that fence, and refused under an older one', async () => {
+      const [a, b] = await nodes(2);
+      await b!.events.acquireFence('fenced-start');
+      const current = await b!.events.acquireFence('fenced-start');
+      const stale = await a!.events
+        .append(request('fenced-start', 0, current - 1, ['EXECUTION_STARTED', 'STEP_STARTED']))
+        .catch((e: unknown) => e);
+      expect(stale).toBeInstanceOf(StaleFenceError);
+      expect(await a!.events.read('fenced-start')).toEqual([]);
+      await a!.events.append(request('fenced-start', 0, current, ['EXECUTION_STARTED', 'STEP_STARTED']));
+      expect((await b!.events.read('fenced-start')).map((event) => [event.seq, event.fence])).toEqual([
+        [0, current],
+        [1, current],
+      ]);
+      expect(await b!.events.getExecution('fenced-start')).toMatchObject({
+        status: 'running',
+        workflow: 'wf',
+      });
     });
 
     it('L3: a fence taken on another node fences this node out, and nothing is written', async () => {
