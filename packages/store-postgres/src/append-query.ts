@@ -181,9 +181,24 @@ INSERT INTO skein_executions (execution_id, workflow, status)
 SELECT $1, $2, $3 FROM (SELECT count(*) AS n FROM written) w WHERE w.n > 0`;
 }
 
-const stepTexts: string[] = [];
-const moveTexts: string[] = [];
-const startTexts: string[] = [];
+/** Statement texts by kind and batch length, built once each. */
+const shortTexts = new Map<string, string>();
+
+/** The short statement `kind` for `request`: its head parameters first, then its events'. */
+function shortQuery(
+  kind: 'step' | 'move' | 'start',
+  textOf: (count: number) => string,
+  request: AppendRequest,
+  head: unknown[],
+): Query {
+  const name = `skein_append_${kind}_${request.events.length}`;
+  let text = shortTexts.get(name);
+  if (text === undefined) {
+    text = textOf(request.events.length);
+    shortTexts.set(name, text);
+  }
+  return { name, text, values: eventValues(request, head) };
+}
 
 function eventValues(request: AppendRequest, values: unknown[]): unknown[] {
   for (const event of request.events)
@@ -198,13 +213,12 @@ function eventValues(request: AppendRequest, values: unknown[]): unknown[] {
  * "run the full statement", which says why.
  */
 export function fastAppendQuery(request: AppendRequest, status: ExecutionStatus): Query {
-  const n = request.events.length;
-  stepTexts[n] ??= stepText(n);
-  return {
-    name: `skein_append_step_${n}`,
-    text: stepTexts[n]!,
-    values: eventValues(request, [request.executionId, request.expectedSeq, request.fence, status]),
-  };
+  return shortQuery('step', stepText, request, [
+    request.executionId,
+    request.expectedSeq,
+    request.fence,
+    status,
+  ]);
 }
 
 /**
@@ -214,13 +228,8 @@ export function fastAppendQuery(request: AppendRequest, status: ExecutionStatus)
  * none; none means "run the full statement".
  */
 export function moveAppendQuery(request: AppendRequest, from: ExecutionStatus, to: ExecutionStatus): Query {
-  const n = request.events.length;
-  moveTexts[n] ??= moveText(n);
-  return {
-    name: `skein_append_move_${n}`,
-    text: moveTexts[n]!,
-    values: eventValues(request, [request.executionId, request.expectedSeq, request.fence, from, to]),
-  };
+  const head = [request.executionId, request.expectedSeq, request.fence, from, to];
+  return shortQuery('move', moveText, request, head);
 }
 
 /**
@@ -230,13 +239,12 @@ export function moveAppendQuery(request: AppendRequest, from: ExecutionStatus, t
  * then the full statement says why. Its row count is 1 when it wrote.
  */
 export function startAppendQuery(request: AppendRequest, status: ExecutionStatus): Query {
-  const n = request.events.length;
-  startTexts[n] ??= startText(n);
-  return {
-    name: `skein_append_start_${n}`,
-    text: startTexts[n]!,
-    values: eventValues(request, [request.executionId, request.workflow, status, request.fence]),
-  };
+  return shortQuery('start', startText, request, [
+    request.executionId,
+    request.workflow,
+    status,
+    request.fence,
+  ]);
 }
 
 /** The workflow of an execution's seq 0, read after a racing start lost on the primary key. */

@@ -52,9 +52,7 @@ export class StepAppends {
   /** One request, sent at once, holding a slot while it is out. */
   private sendAlone(request: AppendRequest, status: ExecutionStatus): Promise<boolean> {
     this.inFlight += 1;
-    return this.db.writeAll('append', fastAppendQuery(request, status), request.events.length, () =>
-      this.freeSlot(),
-    );
+    return this.writeOne(request, status, () => this.freeSlot());
   }
 
   private freeSlot(): void {
@@ -80,9 +78,9 @@ export class StepAppends {
       .finally(() => this.freeSlot());
   }
 
-  /** Whether one request was written, by the step append statement. */
-  private writeOne(request: AppendRequest, status: ExecutionStatus): Promise<boolean> {
-    return this.db.writeAll('append', fastAppendQuery(request, status), request.events.length);
+  /** Whether one request was written; `settled` runs as the answer arrives. */
+  private writeOne(request: AppendRequest, status: ExecutionStatus, settled?: () => void): Promise<boolean> {
+    return this.db.writeAll('append', fastAppendQuery(request, status), request.events.length, settled);
   }
 
   /** Whether each request of `batch` was written. */
