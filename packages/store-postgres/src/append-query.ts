@@ -265,41 +265,105 @@ export function takenEnvelopeIdsQuery(envelopeIds: readonly string[]): Query {
   };
 }
 
-// Step appends of many executions in one statement: every event row carries its execution's
-// guard (the status its head must hold, the writer's fence), checked as in the step append
-// under FOR SHARE. Once this statement holds the lock the head cannot change, so the rows of
-// one request pass or fail together. RETURNING says which executions were written.
-const BATCH_APPEND_SQL = `
-INSERT INTO skein_events (execution_id, seq, envelope_id, type, payload, fence, recorded_at)
-SELECT e.x, e.s, e.i, e.t, e.p, e.f, e.r
-FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[],
-  $8::bigint[]) AS e (x, s, f, st, i, t, p, r)
-WHERE EXISTS (
-  SELECT FROM skein_executions h WHERE h.execution_id = e.x AND h.status = e.st AND h.fence <= e.f FOR SHARE
-)
-RETURNING execution_id AS "executionId"`;
+/** A request for a short statement, with what that statement assumes of the head. */
+export type ShortAppend =
+  /** Seq 0 of a new execution, leaving the head at `status` (not `pending`). */
+  | { kind: 'start'; request: AppendRequest; status: ExecutionStatus }
+  /** Right after the writer's last seq; the head keeps `status`. */
+  | { kind: 'step'; request: AppendRequest; status: ExecutionStatus }
+  /** Right after the writer's last seq; the head moves from `from` to `status`. */
+  | { kind: 'move'; request: AppendRequest; from: ExecutionStatus; status: ExecutionStatus };
 
-/** The step appends of several executions (one request each) as one statement. */
-export function batchAppendQuery(
-  batch: readonly { request: AppendRequest; status: ExecutionStatus }[],
-): Query {
-  const columns: unknown[][] = [[], [], [], [], [], [], [], []];
-  for (const { request, status } of batch) {
+/** The short statement for one request, sent alone. */
+export function shortAppendQuery(item: ShortAppend): Query {
+  if (item.kind === 'step') return fastAppendQuery(item.request, item.status);
+  if (item.kind === 'move') return moveAppendQuery(item.request, item.from, item.status);
+  return startAppendQuery(item.request, item.status);
+}
+
+/** The row count `shortAppendQuery(item)` reports when it wrote: the head row for a start, else the events. */
+export function shortAppendRows(item: ShortAppend): number {
+  return item.kind === 'start' ? 1 : item.request.events.length;
+}
+
+// Short appends of many executions in one statement (one round trip, one commit), each
+// checked as its own statement would check it: the moves' heads first (`moved` locks each
+// and moves it when it holds the writer's status and a fence no newer than the writer's);
+// then every event row, a step's under its head's guard read FOR SHARE, a move's only when its
+// head moved, a start's unguarded; then the starts' heads, without ON CONFLICT (a head that
+// exists fails the whole statement on a unique violation, and every request runs alone).
+// Events before the starts' heads, as in the start statement, so racing starts meet on the
+// events' primary key first. The cross joins on count(*) make each step run to completion
+// before the next one begins. Once this statement holds a head's lock the head cannot change,
+// so the rows of one request pass or fail together; RETURNING says which executions were
+// written (each at most once in a batch).
+const BATCH_APPEND_SQL = `
+WITH moved AS (
+  UPDATE skein_executions AS h SET status = m.t
+  FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[]) AS m (x, s, t, f)
+  WHERE h.execution_id = m.x AND h.status = m.s AND h.fence <= m.f
+  RETURNING h.execution_id AS x
+),
+written AS (
+  INSERT INTO skein_events (execution_id, seq, envelope_id, type, payload, fence, recorded_at)
+  SELECT e.x, e.s, e.i, e.t, e.p, e.f, e.r
+  FROM (SELECT count(*) FROM moved) AS m0
+  CROSS JOIN unnest($5::text[], $6::bigint[], $7::bigint[], $8::text[], $9::text[], $10::text[],
+    $11::text[], $12::text[], $13::bigint[]) AS e (x, s, f, k, st, i, t, p, r)
+  WHERE CASE e.k
+    WHEN 'step' THEN EXISTS (
+      SELECT FROM skein_executions h WHERE h.execution_id = e.x AND h.status = e.st AND h.fence <= e.f FOR SHARE
+    )
+    WHEN 'move' THEN e.x IN (SELECT x FROM moved)
+    ELSE true
+  END
+  RETURNING execution_id AS x
+),
+started AS (
+  INSERT INTO skein_executions (execution_id, workflow, status)
+  SELECT n.x, n.w, n.s
+  FROM (SELECT count(*) FROM written) AS w0
+  CROSS JOIN unnest($14::text[], $15::text[], $16::text[]) AS n (x, w, s)
+)
+SELECT x AS "executionId" FROM written`;
+
+/**
+ * The short appends of several executions (one request each) as one statement. Sorted by
+ * execution id, so that two such statements take their locks in the same order.
+ */
+export function batchAppendQuery(batch: readonly ShortAppend[]): Query {
+  const moves: unknown[][] = [[], [], [], []];
+  const events: unknown[][] = [[], [], [], [], [], [], [], [], []];
+  const starts: unknown[][] = [[], [], []];
+  const sorted = [...batch].sort((a, b) => compare(a.request.executionId, b.request.executionId));
+  for (const item of sorted) {
+    const { request } = item;
+    if (item.kind === 'move') push(moves, [request.executionId, item.from, item.status, request.fence]);
+    if (item.kind === 'start') push(starts, [request.executionId, request.workflow, item.status]);
+    const guard = item.kind === 'step' ? item.status : null;
     request.events.forEach((event, k) => {
-      const row = [
+      push(events, [
         request.executionId,
         request.expectedSeq + k,
         request.fence,
-        status,
+        item.kind,
+        guard,
         event.envelopeId,
         event.type,
         event.payload,
         event.recordedAt,
-      ];
-      row.forEach((value, c) => {
-        columns[c]!.push(value);
-      });
+      ]);
     });
   }
-  return { name: 'skein_append_steps', text: BATCH_APPEND_SQL, values: columns };
+  return { name: 'skein_append_batch', text: BATCH_APPEND_SQL, values: [...moves, ...events, ...starts] };
+}
+
+function push(columns: unknown[][], row: readonly unknown[]): void {
+  row.forEach((value, c) => {
+    columns[c]!.push(value);
+  });
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }

@@ -18,8 +18,6 @@ import {
   type AppendRow,
   appendQuery,
   MAX_FAST_EVENTS,
-  moveAppendQuery,
-  startAppendQuery,
   takenEnvelopeIdsQuery,
   workflowQuery,
 } from './append-query.js';
@@ -31,7 +29,7 @@ import {
   UnexpectedAppendResultError,
 } from './errors.js';
 import { hasNul } from './nul-text.js';
-import type { StepAppends } from './step-appends.js';
+import type { ShortAppends } from './short-appends.js';
 import { channelName, WAKEUP_PENDING } from './wakeups.js';
 
 /** Runs of the full statement when the head keeps changing under it (once is the rare case). */
@@ -49,7 +47,7 @@ const MAX_ATTEMPTS = 3;
  */
 export async function appendEvents(
   db: Database,
-  steps: StepAppends,
+  shortAppends: ShortAppends,
   request: AppendRequest,
   maxPayloadBytes: number,
   hint?: AppendResult,
@@ -57,7 +55,7 @@ export async function appendEvents(
   checkShape(request, maxPayloadBytes);
   const status = statusAfterBatch(request);
   const lastSeq = request.expectedSeq + request.events.length - 1;
-  const short = status === null ? undefined : shortAppend(db, steps, request, status, hint);
+  const short = status === null ? undefined : shortAppend(shortAppends, request, status, hint);
   if (short !== undefined) {
     let written: boolean;
     try {
@@ -90,23 +88,22 @@ export async function appendEvents(
 /**
  * The short statement for `request`, if one fits: the start of a new execution (not a pending
  * one, which notifies), or, right after what this process wrote last, the step append (status
- * kept, grouped with other executions' under load) or the status move. Resolves false when it
- * wrote nothing (the head was not as assumed, or a unique violation).
+ * kept) or the status move; grouped with other executions' short appends under load. Resolves
+ * false when it wrote nothing (the head was not as assumed, or a unique violation).
  */
 function shortAppend(
-  db: Database,
-  steps: StepAppends,
+  shortAppends: ShortAppends,
   request: AppendRequest,
   status: ExecutionStatus,
   hint: AppendResult | undefined,
 ): Promise<boolean> | undefined {
   if (request.expectedSeq === 0) {
     if (status === 'pending' || request.events.length > MAX_FAST_EVENTS) return undefined;
-    return db.writeAll('append', startAppendQuery(request, status), 1);
+    return shortAppends.submit({ kind: 'start', request, status });
   }
   if (hint === undefined || !continuesAfter(request, hint)) return undefined;
-  if (status === hint.status) return steps.submit(request, status);
-  return db.writeAll('append', moveAppendQuery(request, hint.status, status), request.events.length);
+  if (status === hint.status) return shortAppends.submit({ kind: 'step', request, status });
+  return shortAppends.submit({ kind: 'move', request, from: hint.status, status });
 }
 
 /**

@@ -94,12 +94,17 @@ export function isUniqueViolation(error: unknown): error is PgError {
   return error instanceof Error && (error as Partial<PgError>).code === '23505';
 }
 
+/** True for PostgreSQL's deadlock_detected (SQLSTATE 40P01): the statement was rolled back. */
+export function isDeadlock(error: unknown): boolean {
+  return error instanceof Error && (error as Partial<PgError>).code === '40P01';
+}
+
 /**
- * For a short statement that failed: a unique violation aborted it whole, so nothing of it was
- * written (false), and the full statement that follows says whose the conflict was. Any other
- * error propagates.
+ * For a grouped short statement that failed: a unique violation or a deadlock aborted it
+ * whole, so nothing of it was written (false), and each request then runs alone, where the
+ * full statement says whose the conflict was. Any other error propagates.
  */
-export function notWrittenOnConflict(error: unknown): false {
-  if (isUniqueViolation(error)) return false;
+export function notWrittenInBatch(error: unknown): false {
+  if (isUniqueViolation(error) || isDeadlock(error)) return false;
   throw error;
 }

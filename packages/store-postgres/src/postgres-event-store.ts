@@ -29,22 +29,23 @@ import {
 import { HeadHints } from './head-hints.js';
 import { hasNul } from './nul-text.js';
 import { PerKeyQueue } from './per-key-queue.js';
-import { StepAppends } from './step-appends.js';
+import { ShortAppends } from './short-appends.js';
 
 /**
  * The event log in PostgreSQL. An append is one round trip: the checks and the inserts are one
- * statement, a short one for a step or a status move that continues this process's own last
- * append, the full one otherwise (see `adr/0009-postgres-one-statement-append.md` and
- * `adr/0018-postgres-step-append.md`). Appends of different executions run side by side on the
- * pool, step appends grouped under load, each with its own outcome (L4); appends of one
+ * statement, a short one for a new execution's start, or for a step or a status move that
+ * continues this process's own last append, the full one otherwise (see
+ * `adr/0009-postgres-one-statement-append.md` and `adr/0018-postgres-step-append.md`). Appends
+ * of different executions run side by side on the pool, short ones grouped under load
+ * (`adr/0019-group-every-short-append.md`), each with its own outcome (L4); appends of one
  * execution apply in the order they were submitted, one at a time.
  */
 export class PostgresEventStore implements EventStore {
   private readonly ordered = new PerKeyQueue();
   /** What this process's last append left of each execution's head: a hint for the next. */
   private readonly hints = new HeadHints();
-  /** Step appends, grouped while every statement slot is taken. */
-  private readonly steps: StepAppends;
+  /** Short appends, grouped while every statement slot is taken. */
+  private readonly shortAppends: ShortAppends;
 
   /**
    * @param db the shared pool, with the schema migrated (see `openPostgresStores`).
@@ -54,7 +55,7 @@ export class PostgresEventStore implements EventStore {
     private readonly db: Database,
     private readonly maxPayloadBytes: number,
   ) {
-    this.steps = new StepAppends(db, Math.max(1, db.options.poolSize - 1));
+    this.shortAppends = new ShortAppends(db, Math.max(1, db.options.poolSize - 1));
   }
 
   append(request: AppendRequest): Promise<AppendResult> {
@@ -62,7 +63,7 @@ export class PostgresEventStore implements EventStore {
     return this.ordered.run(executionId, async () => {
       try {
         const hint = this.hints.get(executionId);
-        const result = await appendEvents(this.db, this.steps, request, this.maxPayloadBytes, hint);
+        const result = await appendEvents(this.db, this.shortAppends, request, this.maxPayloadBytes, hint);
         this.hints.set(executionId, isTerminalStatus(result.status) ? undefined : result);
         return result;
       } catch (error) {

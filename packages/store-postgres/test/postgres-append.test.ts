@@ -15,7 +15,7 @@ import {
 } from '@skein/workflow-runtime';
 import pg from 'pg';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { dropSchema, freshSchema, PG_URL, whenPostgres } from './support/pg.js';
+import { adminQuery, dropSchema, freshSchema, PG_URL, whenPostgres } from './support/pg.js';
 
 let n = 0;
 function request(
@@ -277,7 +277,7 @@ whenPostgres(() => {
       expect(await events.getExecution('cancel')).toMatchObject({ status: 'suspended', sequence: 2 });
     });
 
-    describe('step appends grouped under load', () => {
+    describe('short appends grouped under load', () => {
       /** Start `count` executions on `events` and write each one's first step append. */
       async function started(
         events: PostgresStores['events'],
@@ -341,6 +341,165 @@ whenPostgres(() => {
         );
         for (const [i, id] of ids.entries()) {
           expect(await events.read(id)).toHaveLength(i === rejected[0] ? 2 : 4);
+        }
+      });
+
+      it('starts, step appends and status moves of 30 executions go out in one grouped statement, each written as if alone', async () => {
+        const [stores] = await nodes(1, 2);
+        const { events } = stores!;
+        const stepping = await started(events, 'mixed-step', 10);
+        const moving = await started(events, 'mixed-move', 10);
+        const starting = Array.from({ length: 10 }, (_, i) => `mixed-start-${i}`);
+        const queries = vi.spyOn(pg.Client.prototype, 'query');
+        const results = await Promise.all([
+          ...starting.map((id) => events.append(request(id, 0, 0, ['EXECUTION_STARTED', 'STEP_STARTED']))),
+          ...stepping.map((id) => events.append(request(id, 2, 0, ['STEP_COMPLETED', 'STEP_STARTED']))),
+          ...moving.map((id, i) =>
+            events.append(
+              request(id, 2, 0, [
+                'STEP_COMPLETED',
+                i % 2 === 0 ? 'EXECUTION_COMPLETED' : 'EXECUTION_SUSPENDED',
+              ]),
+            ),
+          ),
+        ]);
+        // The first goes alone while the other 29 wait for its slot, then they go together.
+        const names = queries.mock.calls.map(([query]) => (query as { name?: string }).name);
+        queries.mockRestore();
+        expect(names).toHaveLength(2);
+        expect(names[1]).toBe('skein_append_batch');
+        expect(results).toEqual([
+          ...starting.map(() => ({ lastSeq: 1, status: 'running' })),
+          ...stepping.map(() => ({ lastSeq: 3, status: 'running' })),
+          ...moving.map((_, i) => ({ lastSeq: 3, status: i % 2 === 0 ? 'completed' : 'suspended' })),
+        ]);
+        for (const id of starting) {
+          expect((await events.read(id)).map((event) => event.seq)).toEqual([0, 1]);
+          expect(await events.getExecution(id)).toMatchObject({
+            workflow: 'wf',
+            status: 'running',
+            sequence: 1,
+          });
+        }
+        for (const id of [...stepping, ...moving]) {
+          expect((await events.read(id)).map((event) => event.seq)).toEqual([0, 1, 2, 3]);
+        }
+        const completed = await events.listExecutions({ status: ['completed'] });
+        expect(completed.items.map((item) => item.executionId).sort()).toEqual(
+          moving.filter((_, i) => i % 2 === 0).sort(),
+        );
+        // The next short appends take the hints the group left: a step after the start, a resume after the suspension.
+        await events.append(request(starting[0]!, 2, 0, ['STEP_COMPLETED']));
+        await events.append(request(moving[1]!, 4, 0, ['EXECUTION_RESUMED']));
+        expect(await events.getExecution(moving[1]!)).toMatchObject({ status: 'running', sequence: 4 });
+      });
+
+      it('L4: a fenced-out status move and step append in a mixed group fail their own callers only; the rest are written', async () => {
+        const [a, b] = await nodes(2, 2);
+        const ids = await started(a!.events, 'mixed-l4', 8);
+        const moveFence = await b!.events.acquireFence('mixed-l4-2'); // fences a out of a move
+        const stepFence = await b!.events.acquireFence('mixed-l4-5'); // and out of a step append
+        const queries = vi.spyOn(pg.Client.prototype, 'query');
+        const settled = await Promise.allSettled([
+          ...ids.map((id, i) =>
+            a!.events.append(
+              request(id, 2, 0, ['STEP_COMPLETED', i < 4 ? 'EXECUTION_COMPLETED' : 'STEP_STARTED']),
+            ),
+          ),
+          a!.events.append(request('mixed-l4-new', 0, 0, ['EXECUTION_STARTED', 'STEP_STARTED'])),
+        ]);
+        const names = queries.mock.calls.map(([query]) => (query as { name?: string }).name);
+        queries.mockRestore();
+        // One alone, the other eight grouped; the group writes seven, and the two refused go to the full statement.
+        expect(names.filter((name) => name === 'skein_append_batch')).toHaveLength(1);
+        expect(names.filter((name) => name === 'skein_append')).toHaveLength(2);
+        settled.forEach((outcome, i) => {
+          if (i === 2) expect(outcome).toMatchObject({ status: 'rejected', reason: { current: moveFence } });
+          else if (i === 5)
+            expect(outcome).toMatchObject({ status: 'rejected', reason: { current: stepFence } });
+          else if (i === 8)
+            expect(outcome).toEqual({ status: 'fulfilled', value: { lastSeq: 1, status: 'running' } });
+          else {
+            const status = i < 4 ? 'completed' : 'running';
+            expect(outcome).toEqual({ status: 'fulfilled', value: { lastSeq: 3, status } });
+          }
+        });
+        expect((settled[2] as PromiseRejectedResult).reason).toBeInstanceOf(StaleFenceError);
+        expect((settled[5] as PromiseRejectedResult).reason).toBeInstanceOf(StaleFenceError);
+        for (const id of ['mixed-l4-2', 'mixed-l4-5']) {
+          expect(await b!.events.read(id)).toHaveLength(2);
+          expect(await b!.events.getExecution(id)).toMatchObject({ status: 'running', sequence: 1 });
+        }
+        expect(await b!.events.read('mixed-l4-new')).toHaveLength(2);
+      });
+
+      it('L3: a start in a group whose head an acquireFence created aborts the group; each request then goes alone, and only that start is refused', async () => {
+        const [a, b] = await nodes(2, 2);
+        const ids = await started(a!.events, 'fenced-group', 6);
+        await b!.events.acquireFence('fenced-group-start');
+        const current = await b!.events.acquireFence('fenced-group-start');
+        const settled = await Promise.allSettled([
+          ...ids.map((id) => a!.events.append(request(id, 2, 0, ['STEP_COMPLETED', 'STEP_STARTED']))),
+          a!.events.append(
+            request('fenced-group-start', 0, current - 1, ['EXECUTION_STARTED', 'STEP_STARTED']),
+          ),
+          a!.events.append(request('fenced-group-other', 0, 0, ['EXECUTION_STARTED', 'STEP_STARTED'])),
+        ]);
+        expect(settled.slice(0, 6)).toEqual(
+          ids.map(() => ({ status: 'fulfilled', value: { lastSeq: 3, status: 'running' } })),
+        );
+        expect(settled[6]).toMatchObject({ status: 'rejected', reason: { fence: current - 1, current } });
+        expect((settled[6] as PromiseRejectedResult).reason).toBeInstanceOf(StaleFenceError);
+        expect(settled[7]).toEqual({ status: 'fulfilled', value: { lastSeq: 1, status: 'running' } });
+        expect(await b!.events.read('fenced-group-start')).toEqual([]);
+        expect(await b!.events.read('fenced-group-other')).toHaveLength(2);
+        for (const id of ids) expect(await b!.events.read(id)).toHaveLength(4);
+      });
+
+      it('a group the server aborts as a deadlock is not lost: each request goes alone and is written', async () => {
+        const [stores] = await nodes(1, 2);
+        const { events } = stores!;
+        const [x, y] = await started(events, 'deadlock', 2);
+        await events.append(request('deadlock-alone', 0, 0, ['EXECUTION_STARTED']));
+        // Another session holds y's head; the group will lock x's head, then wait for y's.
+        const other = new pg.Client({
+          connectionString: PG_URL,
+          options: `-c search_path=${stores!.schema}`,
+        });
+        await other.connect();
+        cleanups.push(() => other.end());
+        await other.query('BEGIN');
+        await other.query("SET LOCAL deadlock_timeout = '10s'"); // the group's backend detects the cycle first
+        await other.query('SELECT 1 FROM skein_executions WHERE execution_id = $1 FOR UPDATE', [y]);
+        const queries = vi.spyOn(pg.Client.prototype, 'query');
+        // The first append takes the only slot; the moves of x and y wait for it and go out together.
+        const appends = [
+          events.append(request('deadlock-alone', 1, 0, ['EXECUTION_COMPLETED'])),
+          events.append(request(x!, 2, 0, ['STEP_COMPLETED', 'EXECUTION_COMPLETED'])),
+          events.append(request(y!, 2, 0, ['STEP_COMPLETED', 'EXECUTION_COMPLETED'])),
+        ];
+        await vi.waitFor(
+          async () => {
+            const waiting = await adminQuery(
+              "SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%WITH moved AS%' AND pid <> pg_backend_pid()",
+            );
+            expect(waiting).toHaveLength(1);
+          },
+          { timeout: 5000, interval: 20 },
+        );
+        // Now the other session wants x's head, which the group holds: a cycle.
+        const lockX = other.query('SELECT 1 FROM skein_executions WHERE execution_id = $1 FOR UPDATE', [x]);
+        await lockX;
+        await other.query('COMMIT');
+        const results = await Promise.all(appends);
+        const names = queries.mock.calls.map(([query]) => (query as { name?: string }).name);
+        queries.mockRestore();
+        // The group failed whole (40P01), and each move was then decided by the full statement.
+        expect(names.filter((name) => name === 'skein_append_batch')).toHaveLength(1);
+        expect(names.filter((name) => name === 'skein_append')).toHaveLength(2);
+        expect(results.map((result) => result.status)).toEqual(['completed', 'completed', 'completed']);
+        for (const id of [x!, y!]) {
+          expect(await events.getExecution(id)).toMatchObject({ status: 'completed', sequence: 3 });
         }
       });
     });
