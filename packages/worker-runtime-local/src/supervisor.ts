@@ -5,6 +5,7 @@
  * timers and recovers executions whose lease expired (adr/0006).
  */
 import {
+  type ExecutionSummary,
   executionLeaseKey,
   InvalidInputError,
   type Runtime,
@@ -247,22 +248,42 @@ export class Supervisor {
     }
   }
 
+  /**
+   * Claim pending executions up to the free slots and run them. Claims go out together, as
+   * many as there are free slots (each is two round trips: the lease, then the re-read), so a
+   * burst of enqueued work is taken at the pace of the store, not one execution at a time.
+   */
   private async claimPending(report: TickReport): Promise<void> {
-    for await (const summary of walkExecutions(this.stores.events, ['pending'])) {
-      if (this.inFlight.size >= this.concurrency) {
-        // More pending work than free slots: the first run to end asks for the next tick.
-        this.backlog = true;
-        return;
-      }
-      const { executionId: id, workflow } = summary;
-      if (this.inFlight.has(id)) continue;
-      const claimed = await this.attempt(id, 'claim', report, () => this.claim(id, 'pending'));
-      if (claimed !== true) continue;
-      this.launch(id, 'run of a claimed pending execution', () =>
-        this.runtime.execute({ executionId: id, workflow }),
+    let candidates: ExecutionSummary[] = [];
+    const claimCandidates = async (): Promise<void> => {
+      const batch = candidates;
+      candidates = [];
+      const claimed = await Promise.all(
+        batch.map(({ executionId: id }) =>
+          this.attempt(id, 'claim', report, () => this.claim(id, 'pending')),
+        ),
       );
-      report.claimed.push(id);
+      batch.forEach(({ executionId: id, workflow }, i) => {
+        if (claimed[i] !== true) return;
+        this.launch(id, 'run of a claimed pending execution', () =>
+          this.runtime.execute({ executionId: id, workflow }),
+        );
+        report.claimed.push(id);
+      });
+    };
+    for await (const summary of walkExecutions(this.stores.events, ['pending'])) {
+      if (this.inFlight.size + candidates.length >= this.concurrency) {
+        await claimCandidates();
+        if (this.inFlight.size >= this.concurrency) {
+          // More pending work than free slots: the first run to end asks for the next tick.
+          this.backlog = true;
+          return;
+        }
+      }
+      if (this.inFlight.has(summary.executionId)) continue;
+      candidates.push(summary);
     }
+    await claimCandidates();
   }
 
   private async fireTimers(report: TickReport): Promise<void> {

@@ -107,6 +107,39 @@ describe('Supervisor tick', () => {
     expect((await supervisor.tick()).claimed).toEqual([]);
   });
 
+  it('claims the pending executions of a tick side by side, skipping one another node holds', async () => {
+    const db = h.db();
+    const clock = manualClock();
+    let claiming = 0;
+    let mostAtOnce = 0;
+    const leases = db.stores.leases;
+    const stores = {
+      ...db.stores,
+      leases: Object.assign(Object.create(leases) as typeof leases, {
+        async claim(...args: Parameters<typeof leases.claim>) {
+          claiming += 1;
+          mostAtOnce = Math.max(mostAtOnce, claiming);
+          try {
+            return await leases.claim(...args);
+          } finally {
+            claiming -= 1;
+          }
+        },
+      }),
+    };
+    const { runtime, supervisor } = supervised(stores, clock.now, { concurrency: 8 });
+    const ids = Array.from({ length: 6 }, (_, i) => `side-${i}`);
+    for (const id of ids) await runtime.enqueue(quick, {}, { executionId: id });
+    await leases.claim(executionLeaseKey('side-2'), 'another-node', TTL, clock.now());
+    const report = await supervisor.tick();
+    expect(report.claimed).toEqual(ids.filter((id) => id !== 'side-2'));
+    expect(mostAtOnce).toBeGreaterThanOrEqual(5);
+    await supervisor.idle();
+    for (const id of report.claimed) expect(effects.get(id)).toBe(1);
+    expect(effects.get('side-2')).toBeUndefined();
+    expect((await db.stores.events.getExecution('side-2'))?.status).toBe('pending');
+  });
+
   it('fires due timers: a sleep and a step retry survive the process that scheduled them', async () => {
     const db = h.db();
     const clock = manualClock();
