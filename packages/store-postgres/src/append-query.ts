@@ -168,7 +168,9 @@ FROM moved CROSS JOIN (VALUES ${valuesRows(count, 6)}) AS v (o, i, t, p, r)`;
 // key and never deadlock. The head's INSERT has no ON CONFLICT: when the head exists (an
 // acquireFence before seq 0, or a racing start), the statement fails on a unique violation and
 // writes nothing, and the full statement follows, which checks the fence and says why.
-// The command tag counts the head row: 1 when the events were written.
+// The command tag counts the head row: 1 when the events were written. An enqueue (the head
+// left `pending`) also sends the execution id on the pending wake-up channel ($5), delivered
+// at commit and only if the statement commits.
 function startText(count: number): string {
   return `
 WITH written AS (
@@ -181,12 +183,29 @@ INSERT INTO skein_executions (execution_id, workflow, status)
 SELECT $1, $2, $3 FROM (SELECT count(*) AS n FROM written) w WHERE w.n > 0`;
 }
 
+function enqueueText(count: number): string {
+  return `
+WITH written AS (
+  INSERT INTO skein_events (execution_id, seq, envelope_id, type, payload, fence, recorded_at)
+  SELECT $1, v.o, v.i, v.t, v.p, $4::bigint, v.r
+  FROM (VALUES ${valuesRows(count, 6)}) AS v (o, i, t, p, r)
+  RETURNING 1
+),
+notified AS (
+  SELECT pg_notify($5, $1)
+)
+INSERT INTO skein_executions (execution_id, workflow, status)
+SELECT $1, $2, $3
+FROM (SELECT count(*) AS n FROM written) w CROSS JOIN (SELECT count(*) FROM notified) z
+WHERE w.n > 0`;
+}
+
 /** Statement texts by kind and batch length, built once each. */
 const shortTexts = new Map<string, string>();
 
 /** The short statement `kind` for `request`: its head parameters first, then its events'. */
 function shortQuery(
-  kind: 'step' | 'move' | 'start',
+  kind: 'step' | 'move' | 'start' | 'enqueue',
   textOf: (count: number) => string,
   request: AppendRequest,
   head: unknown[],
@@ -234,17 +253,19 @@ export function moveAppendQuery(request: AppendRequest, from: ExecutionStatus, t
 
 /**
  * The start of a new execution for `request` (seq 0, at most {@link MAX_FAST_EVENTS} events),
- * leaving the head at `status` (not `pending`: a pending start notifies, which only the full
- * statement does). Writes the events and the head, or nothing when the head exists already;
- * then the full statement says why. Its row count is 1 when it wrote.
+ * leaving the head at `status`; a `pending` start (an enqueue) also notifies `pendingChannel`.
+ * Writes the events and the head, or nothing when the head exists already; then the full
+ * statement says why. Its row count is 1 when it wrote.
  */
-export function startAppendQuery(request: AppendRequest, status: ExecutionStatus): Query {
-  return shortQuery('start', startText, request, [
-    request.executionId,
-    request.workflow,
-    status,
-    request.fence,
-  ]);
+export function startAppendQuery(
+  request: AppendRequest,
+  status: ExecutionStatus,
+  pendingChannel: string,
+): Query {
+  const head = [request.executionId, request.workflow, status, request.fence];
+  if (status !== 'pending') return shortQuery('start', startText, request, head);
+  head.push(pendingChannel);
+  return shortQuery('enqueue', enqueueText, request, head);
 }
 
 /** The workflow of an execution's seq 0, read after a racing start lost on the primary key. */
@@ -267,7 +288,7 @@ export function takenEnvelopeIdsQuery(envelopeIds: readonly string[]): Query {
 
 /** A request for a short statement, with what that statement assumes of the head. */
 export type ShortAppend =
-  /** Seq 0 of a new execution, leaving the head at `status` (not `pending`). */
+  /** Seq 0 of a new execution, leaving the head at `status` (`pending` notifies). */
   | { kind: 'start'; request: AppendRequest; status: ExecutionStatus }
   /** Right after the writer's last seq; the head keeps `status`. */
   | { kind: 'step'; request: AppendRequest; status: ExecutionStatus }
@@ -275,10 +296,10 @@ export type ShortAppend =
   | { kind: 'move'; request: AppendRequest; from: ExecutionStatus; status: ExecutionStatus };
 
 /** The short statement for one request, sent alone. */
-export function shortAppendQuery(item: ShortAppend): Query {
+export function shortAppendQuery(item: ShortAppend, pendingChannel: string): Query {
   if (item.kind === 'step') return fastAppendQuery(item.request, item.status);
   if (item.kind === 'move') return moveAppendQuery(item.request, item.from, item.status);
-  return startAppendQuery(item.request, item.status);
+  return startAppendQuery(item.request, item.status, pendingChannel);
 }
 
 /** The row count `shortAppendQuery(item)` reports when it wrote: the head row for a start, else the events. */
@@ -291,7 +312,8 @@ export function shortAppendRows(item: ShortAppend): number {
 // and moves it when it holds the writer's status and a fence no newer than the writer's);
 // then every event row, a step's under its head's guard read FOR SHARE, a move's only when its
 // head moved, a start's unguarded; then the starts' heads, without ON CONFLICT (a head that
-// exists fails the whole statement on a unique violation, and every request runs alone).
+// exists fails the whole statement on a unique violation, and every request runs alone), and
+// for each start left `pending` (an enqueue) a notification on the pending wake-up channel.
 // Events before the starts' heads, as in the start statement, so racing starts meet on the
 // events' primary key first. The cross joins on count(*) make each step run to completion
 // before the next one begins. Once this statement holds a head's lock the head cannot change,
@@ -319,10 +341,14 @@ written AS (
   END
   RETURNING execution_id AS x
 ),
+notified AS (
+  SELECT pg_notify($17, n.x) FROM unnest($14::text[], $16::text[]) AS n (x, s) WHERE n.s = 'pending'
+),
 started AS (
   INSERT INTO skein_executions (execution_id, workflow, status)
   SELECT n.x, n.w, n.s
   FROM (SELECT count(*) FROM written) AS w0
+  CROSS JOIN (SELECT count(*) FROM notified) AS z0
   CROSS JOIN unnest($14::text[], $15::text[], $16::text[]) AS n (x, w, s)
 )
 SELECT x AS "executionId" FROM written`;
@@ -331,7 +357,7 @@ SELECT x AS "executionId" FROM written`;
  * The short appends of several executions (one request each) as one statement. Sorted by
  * execution id, so that two such statements take their locks in the same order.
  */
-export function batchAppendQuery(batch: readonly ShortAppend[]): Query {
+export function batchAppendQuery(batch: readonly ShortAppend[], pendingChannel: string): Query {
   const moves: unknown[][] = [[], [], [], []];
   const events: unknown[][] = [[], [], [], [], [], [], [], [], []];
   const starts: unknown[][] = [[], [], []];
@@ -355,7 +381,11 @@ export function batchAppendQuery(batch: readonly ShortAppend[]): Query {
       ]);
     });
   }
-  return { name: 'skein_append_batch', text: BATCH_APPEND_SQL, values: [...moves, ...events, ...starts] };
+  return {
+    name: 'skein_append_batch',
+    text: BATCH_APPEND_SQL,
+    values: [...moves, ...events, ...starts, pendingChannel],
+  };
 }
 
 function push(columns: unknown[][], row: readonly unknown[]): void {

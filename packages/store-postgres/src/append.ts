@@ -86,8 +86,8 @@ export async function appendEvents(
 }
 
 /**
- * The short statement for `request`, if one fits: the start of a new execution (not a pending
- * one, which notifies), or, right after what this process wrote last, the step append (status
+ * The short statement for `request`, if one fits: the start of a new execution (an enqueue's
+ * notifies the other nodes), or, right after what this process wrote last, the step append (status
  * kept) or the status move; grouped with other executions' short appends under load. Resolves
  * false when it wrote nothing (the head was not as assumed, or a unique violation).
  */
@@ -98,7 +98,7 @@ function shortAppend(
   hint: AppendResult | undefined,
 ): Promise<boolean> | undefined {
   if (request.expectedSeq === 0) {
-    if (status === 'pending' || request.events.length > MAX_FAST_EVENTS) return undefined;
+    if (request.events.length > MAX_FAST_EVENTS) return undefined;
     return shortAppends.submit({ kind: 'start', request, status });
   }
   if (hint === undefined || !continuesAfter(request, hint)) return undefined;

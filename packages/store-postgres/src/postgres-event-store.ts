@@ -30,6 +30,7 @@ import { HeadHints } from './head-hints.js';
 import { hasNul } from './nul-text.js';
 import { PerKeyQueue } from './per-key-queue.js';
 import { ShortAppends } from './short-appends.js';
+import { channelName, WAKEUP_PENDING } from './wakeups.js';
 
 /**
  * The event log in PostgreSQL. An append is one round trip: the checks and the inserts are one
@@ -55,7 +56,8 @@ export class PostgresEventStore implements EventStore {
     private readonly db: Database,
     private readonly maxPayloadBytes: number,
   ) {
-    this.shortAppends = new ShortAppends(db, Math.max(1, db.options.poolSize - 1));
+    const pending = channelName(db.schema, WAKEUP_PENDING);
+    this.shortAppends = new ShortAppends(db, pending, Math.max(1, db.options.poolSize - 1));
   }
 
   append(request: AppendRequest): Promise<AppendResult> {

@@ -1,5 +1,5 @@
 /**
- * Group commit for the short appends (a start, a step append, a status move): while
+ * Group commit for the short appends (a start or enqueue, a step append, a status move): while
  * `maxInFlight` statements are out, the appends that arrive wait, and the next statement
  * carries all of them (one round trip, one commit). Under light load nothing waits and every
  * append goes out alone, as its own short statement. Each request is written whole or not at
@@ -26,11 +26,13 @@ export class ShortAppends {
 
   /**
    * @param db the shared pool.
+   * @param pendingChannel the pending wake-up channel, notified by every enqueue.
    * @param maxInFlight statements out at once; appends beyond wait and are sent together.
    * @param maxBatch most requests in one statement.
    */
   constructor(
     private readonly db: Database,
+    private readonly pendingChannel: string,
     private readonly maxInFlight: number,
     private readonly maxBatch = 200,
   ) {}
@@ -79,7 +81,12 @@ export class ShortAppends {
 
   /** Whether one request was written; `settled` runs as the answer arrives. */
   private writeOne(item: ShortAppend, settled?: () => void): Promise<boolean> {
-    return this.db.writeAll('append', shortAppendQuery(item), shortAppendRows(item), settled);
+    return this.db.writeAll(
+      'append',
+      shortAppendQuery(item, this.pendingChannel),
+      shortAppendRows(item),
+      settled,
+    );
   }
 
   /** Whether each request of `batch` was written. */
@@ -87,7 +94,7 @@ export class ShortAppends {
     if (batch.length === 1) return [await this.writeOne(batch[0]!.item)];
     const items = batch.map((waiting) => waiting.item);
     const result = await this.db
-      .query<{ executionId: string }>('append', batchAppendQuery(items))
+      .query<{ executionId: string }>('append', batchAppendQuery(items, this.pendingChannel))
       .catch(notWrittenInBatch);
     if (result === false) return batch.map(() => false);
     const counts = new Map<string, number>();

@@ -2,7 +2,12 @@
  * The append on PostgreSQL: one statement per append, refusals that match `checkAppend`, and
  * races between separate pools (as separate processes would race) decided by the database.
  */
-import { NulInTextError, openPostgresStores, type PostgresStores } from '@skein/store-postgres';
+import {
+  NulInTextError,
+  openPostgresStores,
+  type PostgresStores,
+  WAKEUP_PENDING,
+} from '@skein/store-postgres';
 import {
   type AppendRequest,
   DuplicateEnvelopeIdError,
@@ -392,6 +397,52 @@ whenPostgres(() => {
         await events.append(request(starting[0]!, 2, 0, ['STEP_COMPLETED']));
         await events.append(request(moving[1]!, 4, 0, ['EXECUTION_RESUMED']));
         expect(await events.getExecution(moving[1]!)).toMatchObject({ status: 'running', sequence: 4 });
+      });
+
+      it('30 enqueues at once go out grouped, each heard once on the pending channel, and a refused one is not heard', async () => {
+        const [stores] = await nodes(1, 2);
+        const { events, wakeups } = stores!;
+        const heard: string[] = [];
+        cleanups.push(await wakeups.subscribe(WAKEUP_PENDING, (id) => heard.push(id)));
+        await events.append(request('enqueued-taken', 0, 0, ['EXECUTION_STARTED']));
+        const ids = Array.from({ length: 30 }, (_, i) => `enqueued-${String(i).padStart(2, '0')}`);
+        const queries = vi.spyOn(pg.Client.prototype, 'query');
+        const settled = await Promise.allSettled([
+          ...ids.map((id) => events.append(request(id, 0, 0, ['EXECUTION_STARTED']))),
+          events.append(request('enqueued-taken', 0, 0, ['EXECUTION_STARTED'])),
+        ]);
+        const names = queries.mock.calls.map(([query]) => (query as { name?: string }).name);
+        queries.mockRestore();
+        expect(settled.slice(0, 30)).toEqual(
+          ids.map(() => ({ status: 'fulfilled', value: { lastSeq: 0, status: 'pending' } })),
+        );
+        expect((settled[30] as PromiseRejectedResult).reason).toBeInstanceOf(ExecutionAlreadyExistsError);
+        // The taken id aborts the group: every request goes alone, and only the taken one then takes the full statement.
+        expect(names.filter((name) => name === 'skein_append_batch')).toHaveLength(1);
+        await events.append(request('enqueued-last', 0, 0, ['EXECUTION_STARTED']));
+        await vi.waitFor(() => expect(heard).toContain('enqueued-last'), { timeout: 5000, interval: 20 });
+        expect(heard.sort()).toEqual(['enqueued-taken', ...ids, 'enqueued-last'].sort());
+        const pending = await events.listExecutions({ status: ['pending'], limit: 100 });
+        expect(pending.items).toHaveLength(32);
+      });
+
+      it('30 enqueues at once, none refused, are written by the group itself and each heard once', async () => {
+        const [stores] = await nodes(1, 2);
+        const { events, wakeups } = stores!;
+        const heard: string[] = [];
+        cleanups.push(await wakeups.subscribe(WAKEUP_PENDING, (id) => heard.push(id)));
+        const ids = Array.from({ length: 30 }, (_, i) => `grouped-enqueue-${String(i).padStart(2, '0')}`);
+        const queries = vi.spyOn(pg.Client.prototype, 'query');
+        await Promise.all(ids.map((id) => events.append(request(id, 0, 0, ['EXECUTION_STARTED']))));
+        const names = queries.mock.calls.map(([query]) => (query as { name?: string }).name);
+        queries.mockRestore();
+        expect(names).toEqual(['skein_append_enqueue_1', 'skein_append_batch']);
+        await events.append(request('grouped-enqueue-last', 0, 0, ['EXECUTION_STARTED']));
+        await vi.waitFor(() => expect(heard).toContain('grouped-enqueue-last'), {
+          timeout: 5000,
+          interval: 20,
+        });
+        expect(heard.sort()).toEqual([...ids, 'grouped-enqueue-last'].sort());
       });
 
       it('L4: a fenced-out status move and step append in a mixed group fail their own callers only; the rest are written', async () => {
