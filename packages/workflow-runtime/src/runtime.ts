@@ -168,8 +168,9 @@ export class Runtime {
         : parseWith(executeOptionsSchema, options, 'execute options', 'options');
     // Without a fence, and with an input the workflow accepts, the caller usually starts a new
     // execution: write seq 0 straight away and read only when it exists (one round trip
-    // fewer). Otherwise (a dispatcher's attempt, a recovery without input) it usually
-    // continues one: one indexed read first, and only existing ones are folded.
+    // fewer). Without an input (a supervisor's claim, a recovery) it continues one: fold it
+    // at once (a missing one folds to null). Otherwise (a dispatcher's attempt) it may start
+    // one: one indexed read first, and only existing ones are folded.
     let current: ExecutionState | null = null;
     if (fence === undefined && this.startsNew(parsed)) {
       const definition = this.registry.get(parsed.workflow, parsed.version);
@@ -177,6 +178,8 @@ export class Runtime {
       if (begun !== 'exists') return (await begun.outcome).state;
       current = await this.loadState(parsed.executionId);
       if (current === null) throw new ExecutionAlreadyExistsError(parsed.executionId, parsed.workflow);
+    } else if (parsed.input === undefined) {
+      current = await this.loadState(parsed.executionId);
     } else {
       const exists = (await this.stores.events.getExecution(parsed.executionId)) !== null;
       current = exists ? await this.loadState(parsed.executionId) : null;

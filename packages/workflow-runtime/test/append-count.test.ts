@@ -1,4 +1,9 @@
-import { type AppendRequest, defineWorkflow, type EventStore } from '@skein/workflow-runtime';
+import {
+  type AppendRequest,
+  defineWorkflow,
+  type EventStore,
+  InvalidInputError,
+} from '@skein/workflow-runtime';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { backings, harness, types, withEvents } from './support/stores.js';
@@ -72,6 +77,32 @@ describe.each(backings)('appends per step (adr/0001) on %s', (_name, openBacking
     const again = await runtime.execute({ executionId: 'n', workflow: workflow.name, input: {} });
     expect(again).toEqual(first);
     expect(await runtime.history('n')).toEqual(log);
+  });
+
+  it('execute without an input (a claim, a recovery) folds the existing execution without asking first', async () => {
+    const { stores } = h.open();
+    const { events, appends } = recordingAppends(stores.events);
+    let reads = 0;
+    events.getExecution = (id) => {
+      reads += 1;
+      return stores.events.getExecution(id);
+    };
+    const workflow = steps(1);
+    const runtime = h.runtime({ stores: withEvents(stores, events), workflows: [workflow] });
+    await runtime.enqueue(workflow, {}, { executionId: 'queued' });
+    const state = await runtime.execute({ executionId: 'queued', workflow: workflow.name });
+    expect(state.status).toBe('completed');
+    expect(reads).toBe(0);
+    const log = types(await runtime.history('queued'));
+    expect(log.slice(0, 2)).toEqual(['EXECUTION_STARTED', 'EXECUTION_RECOVERED']);
+    expect(log.at(-1)).toBe('EXECUTION_COMPLETED');
+    expect(appends).toHaveLength(3);
+    // A missing one is refused as before, with nothing written.
+    await expect(runtime.execute({ executionId: 'missing', workflow: workflow.name })).rejects.toBeInstanceOf(
+      InvalidInputError,
+    );
+    expect(await runtime.history('missing')).toEqual([]);
+    expect(appends).toHaveLength(3);
   });
 
   it('a step function runs only after everything before it is durable', async () => {
