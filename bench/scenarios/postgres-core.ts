@@ -4,10 +4,11 @@
  * the server at SKEIN_PG_URL (default: the local one), dropped afterwards.
  */
 import { openPostgresStores, type PostgresStores } from '@skein/store-postgres';
+import { Supervisor } from '@skein/worker-runtime-local';
 import { type AppendRequest, createRuntime, newId, type Runtime } from '@skein/workflow-runtime';
 import pg from 'pg';
 import { stepsWorkflow as steps } from '../engines/skein.js';
-import { interleaved, median, percentile, sequential, throughput } from '../measure.js';
+import { interleaved, median, nowMs, percentile, sequential, throughput } from '../measure.js';
 import type { Row } from '../report.js';
 import { stepLatencies } from './step-latencies.js';
 
@@ -21,10 +22,12 @@ const three = steps(3);
 export interface PostgresSizes {
   sequential: number;
   concurrent: number;
+  /** Executions enqueued, then run by a Supervisor. */
+  queued: number;
 }
 
-export const postgresFullSizes: PostgresSizes = { sequential: 1000, concurrent: 5000 };
-export const postgresSmokeSizes: PostgresSizes = { sequential: 20, concurrent: 200 };
+export const postgresFullSizes: PostgresSizes = { sequential: 1000, concurrent: 5000, queued: 2000 };
+export const postgresSmokeSizes: PostgresSizes = { sequential: 20, concurrent: 200, queued: 50 };
 
 /** Why the server cannot be used, or undefined when it answers. */
 export async function postgresUnreachable(url = PG_URL): Promise<string | undefined> {
@@ -159,6 +162,49 @@ async function stepLadder(
   }
 }
 
+/**
+ * The queue path: `count` 3-step executions enqueued 20 at a time (nothing runs them yet), then
+ * one node's Supervisor (concurrency 50, wake-ups on, leases on) claims and runs the backlog.
+ * Returns enqueues per second and executions completed per second while draining.
+ */
+async function queued(schema: string, count: number): Promise<{ enqueues: number; drained: number }> {
+  const stores = await openPostgresStores({ url: PG_URL, schema, poolSize: 10 });
+  const runtime = createRuntime({ stores, workflows: [three], lease: { ttlMs: 30_000 } });
+  const supervisor = new Supervisor({
+    runtime,
+    stores,
+    leaseTtlMs: 30_000,
+    tickIntervalMs: 1_000,
+    concurrency: 50,
+    wakeups: stores.wakeups,
+    onError: (error, context) => console.error(`bench supervisor: ${context}:`, error),
+  });
+  try {
+    const ids = Array.from({ length: count }, (_, i) => `queued-${i}`);
+    const enqueues = await throughput(count, 20, (i) =>
+      runtime.enqueue(three, { n: i }, { executionId: ids[i]! }),
+    );
+    const start = nowMs();
+    supervisor.start();
+    await admin(async (client) => {
+      const done = `SELECT count(*)::int AS n FROM "${schema}".skein_executions WHERE status = 'completed' AND execution_id LIKE 'queued-%'`;
+      while ((await client.query<{ n: number }>(done)).rows[0]!.n < count) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    });
+    const drained = count / ((nowMs() - start) / 1000);
+    for (const [i, id] of ids.entries()) {
+      const output = await runtime.result(id);
+      if (output !== i + 3) throw new Error(`${id} ended with ${String(output)}`);
+    }
+    return { enqueues, drained };
+  } finally {
+    await supervisor.stop();
+    await runtime.close();
+    await stores.close();
+  }
+}
+
 async function measure(schema: string, sizes: PostgresSizes): Promise<Row[]> {
   const inserter = await rawInserter(schema);
   const { samples, raw, t0, t3, perStep, ladder } = await withRuntime(schema, 4, async (runtime, stores) => {
@@ -176,6 +222,7 @@ async function measure(schema: string, sizes: PostgresSizes): Promise<Row[]> {
       runtime.execute({ executionId: `c${i}`, workflow: three.name, input: { n: i } }),
     ),
   );
+  const queue = await queued(schema, sizes.queued);
   return [
     { metric: 'raw pg single-row INSERT commit round trip, median', value: raw, unit: 'ms' },
     { metric: '0-step workflow (postgres), median', value: t0, unit: 'ms' },
@@ -213,6 +260,12 @@ async function measure(schema: string, sizes: PostgresSizes): Promise<Row[]> {
       unit: 'wf/s',
       target: '>= 1000',
       met: wfPerSec >= 1000,
+    },
+    { metric: 'enqueues/s, 20 at a time (postgres)', value: queue.enqueues, unit: 'wf/s' },
+    {
+      metric: 'enqueued 3-step workflows/s drained by one Supervisor, concurrency 50 (postgres)',
+      value: queue.drained,
+      unit: 'wf/s',
     },
   ];
 }
