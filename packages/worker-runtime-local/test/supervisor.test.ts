@@ -140,6 +140,36 @@ describe('Supervisor tick', () => {
     expect((await db.stores.events.getExecution('side-2'))?.status).toBe('pending');
   });
 
+  it('a claimed run that appended leaves its lease to the runtime, which releases it once; a run that could not start is released by the supervisor', async () => {
+    const db = h.db();
+    const clock = manualClock();
+    const released: string[] = [];
+    const leases = db.stores.leases;
+    const stores = {
+      ...db.stores,
+      leases: Object.assign(Object.create(leases) as typeof leases, {
+        release(key: string, owner: string) {
+          released.push(key);
+          return leases.release(key, owner);
+        },
+      }),
+    };
+    const { runtime, supervisor } = supervised(stores, clock.now, { concurrency: 4 });
+    const unknown = defineWorkflow({ name: 'unknown-here', input: z.object({}), run: async () => 'never' });
+    const elsewhere = h.runtime({ stores: db.stores, workflows: [unknown], clock: clock.now });
+    await runtime.enqueue(quick, {}, { executionId: 'once-1' });
+    await runtime.enqueue(quick, {}, { executionId: 'once-2' });
+    await elsewhere.enqueue(unknown, {}, { executionId: 'cannot-run' });
+    expect((await supervisor.tick()).claimed).toEqual(['cannot-run', 'once-1', 'once-2']);
+    await supervisor.idle();
+    expect(released.sort()).toEqual(['cannot-run', 'once-1', 'once-2'].map(executionLeaseKey));
+    for (const id of ['once-1', 'once-2', 'cannot-run']) {
+      expect(await leases.get(executionLeaseKey(id))).toBeNull();
+    }
+    expect((await db.stores.events.getExecution('cannot-run'))?.status).toBe('pending');
+    expect((await supervisor.tick()).errors.map(([id]) => id)).toEqual(['cannot-run']);
+  });
+
   it('fires due timers: a sleep and a step retry survive the process that scheduled them', async () => {
     const db = h.db();
     const clock = manualClock();
