@@ -94,6 +94,8 @@ export class Supervisor {
   private readonly wakeups: SupervisorWakeups | undefined;
   private subscribed: Promise<void> = Promise.resolve();
   private tickRequested = false;
+  /** When the leader last walked the running executions (`performance.now()`). */
+  private lastRecovery = Number.NEGATIVE_INFINITY;
   private leading = false;
 
   constructor(options: SupervisorOptions) {
@@ -126,7 +128,17 @@ export class Supervisor {
   }
 
   /** Run one tick; see {@link TickReport}. Rejects with `SupervisorTickError` when the tick fails as a whole. */
-  async tick(): Promise<TickReport> {
+  tick(): Promise<TickReport> {
+    return this.tickOnce(false);
+  }
+
+  /**
+   * One tick. A `requested` one (a wake-up, a freed slot; they come often under load) skips the
+   * leader's walk over running executions, one lease read each, unless `tickIntervalMs` has
+   * passed since the last walk: leases expire on the scale of their TTL, and the walk would
+   * otherwise cost a round trip per running execution per wake-up.
+   */
+  private async tickOnce(requested: boolean): Promise<TickReport> {
     const report: TickReport = {
       leader: false,
       claimed: [],
@@ -142,6 +154,8 @@ export class Supervisor {
     await this.phase('list pending executions', report, () => this.claimPending(report));
     if (!report.leader) return report;
     await this.phase('claim due timers', report, () => this.fireTimers(report));
+    if (requested && performance.now() - this.lastRecovery < this.intervalMs) return report;
+    this.lastRecovery = performance.now();
     await this.phase('list running executions', report, () => this.recoverExpired(report));
     return report;
   }
@@ -183,20 +197,23 @@ export class Supervisor {
   }
 
   private async run(): Promise<void> {
+    let requested = false;
     while (!this.stopping) {
       this.tickRequested = false;
       try {
-        const report = await this.tick();
+        const report = await this.tickOnce(requested);
         for (const [id, error] of report.errors) this.onError(error, `supervisor tick: execution "${id}"`);
       } catch (error) {
         this.onError(error, 'supervisor tick');
       }
-      if (this.tickRequested || this.stopping) continue;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, this.intervalMs);
+      if (this.stopping) continue;
+      requested = this.tickRequested;
+      if (requested) continue;
+      requested = await new Promise<boolean>((resolve) => {
+        const timer = setTimeout(() => resolve(false), this.intervalMs);
         this.wakeLoop = () => {
           clearTimeout(timer);
-          resolve();
+          resolve(true);
         };
       });
     }

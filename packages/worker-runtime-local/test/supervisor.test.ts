@@ -326,6 +326,63 @@ describe('Supervisor leader lease', () => {
     expect(await db.stores.leases.get('supervisor:leader')).toBeNull();
   });
 
+  it('ticks asked for by freed slots claim pending work without walking the running executions again', async () => {
+    const db = h.db();
+    let leaseReads = 0;
+    const leases = db.stores.leases;
+    const stores = {
+      ...db.stores,
+      leases: Object.assign(Object.create(leases) as typeof leases, {
+        get(key: string) {
+          leaseReads += 1;
+          return leases.get(key);
+        },
+      }),
+    };
+    // Five executions some live node is running: each walk reads their five leases.
+    for (let i = 0; i < 5; i++) {
+      await db.stores.events.append({
+        executionId: `busy-${i}`,
+        workflow: quick.name,
+        expectedSeq: 0,
+        fence: 0,
+        events: [
+          {
+            envelopeId: `busy-${i}-0`,
+            type: 'EXECUTION_STARTED',
+            payload: '{"input":{}}',
+            recordedAt: Date.now(),
+          },
+          {
+            envelopeId: `busy-${i}-1`,
+            type: 'STEP_STARTED',
+            payload: '{"position":0}',
+            recordedAt: Date.now(),
+          },
+        ],
+      });
+    }
+    const runtime = h.runtime({ stores, workflows, lease: { ttlMs: 60_000 } });
+    // One slot and a 30 s poll: after the first tick, only freed slots ask for ticks.
+    const supervisor = new Supervisor({
+      runtime,
+      stores,
+      leaseTtlMs: 60_000,
+      tickIntervalMs: 30_000,
+      concurrency: 1,
+    });
+    const ids = Array.from({ length: 10 }, (_, i) => `queued-${i}`);
+    for (const id of ids) await runtime.enqueue(quick, {}, { executionId: id });
+    supervisor.start();
+    await until(async () =>
+      (await Promise.all(ids.map((id) => runtime.loadState(id)))).every((s) => s?.status === 'completed'),
+    );
+    await supervisor.stop();
+    expect(leaseReads).toBe(5);
+    for (let i = 0; i < 5; i++)
+      expect((await db.stores.events.getExecution(`busy-${i}`))?.status).toBe('running');
+  });
+
   it('L7: a runtime without leases, or bad options, are refused with the field named', () => {
     const db = h.db();
     const runtime: Runtime = h.runtime({ stores: db.stores, workflows });
