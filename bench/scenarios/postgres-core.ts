@@ -187,8 +187,13 @@ async function queued(schema: string, count: number): Promise<{ enqueues: number
     const start = nowMs();
     supervisor.start();
     await admin(async (client) => {
-      const done = `SELECT count(*)::int AS n FROM "${schema}".skein_executions WHERE status = 'completed' AND execution_id LIKE 'queued-%'`;
-      while ((await client.query<{ n: number }>(done)).rows[0]!.n < count) {
+      // None of them left pending or running means drained: a range scan of the status index over
+      // the few that are (the ladder's executions stay running), cheap enough to poll every 10 ms.
+      const left = `SELECT count(*)::int AS n FROM "${schema}".skein_executions
+        WHERE status IN ('pending', 'running') AND execution_id LIKE 'queued-%'`;
+      const deadline = nowMs() + 120_000;
+      while ((await client.query<{ n: number }>(left)).rows[0]!.n > 0) {
+        if (nowMs() > deadline) throw new Error('the queued executions did not drain within 120 s');
         await new Promise((resolve) => setTimeout(resolve, 10));
       }
     });
