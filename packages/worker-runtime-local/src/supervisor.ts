@@ -5,7 +5,6 @@
  * timers and recovers executions whose lease expired (adr/0006).
  */
 import {
-  type ExecutionState,
   type ExecutionSummary,
   executionLeaseKey,
   InvalidInputError,
@@ -237,7 +236,7 @@ export class Supervisor {
   /** A signal arrived: the leader resumes its execution if it waits for it (the sender's node usually has). */
   private signalArrived(id: string): void {
     if (!this.leading || this.loop === undefined || this.stopping || this.inFlight.has(id)) return;
-    this.launch(id, 'wake-up for a signal', () => this.runtime.resumeIfArrived(id));
+    this.launch(id, 'wake-up for a signal', () => this.runtime.resumeIfArrived(id), false);
   }
 
   /** Run a part of the tick; a throw there fails the whole tick. */
@@ -282,10 +281,9 @@ export class Supervisor {
         ),
       );
       batch.forEach(({ executionId: id, workflow }, i) => {
-        const sequence = claimed[i];
-        if (sequence === undefined) return;
+        if (claimed[i] !== true) return;
         this.launch(id, 'run of a claimed pending execution', () =>
-          this.runRelease(id, sequence, () => this.runtime.execute({ executionId: id, workflow })),
+          this.runtime.execute({ executionId: id, workflow }),
         );
         report.claimed.push(id);
       });
@@ -316,7 +314,7 @@ export class Supervisor {
     report.timersFired = due.length;
     for (const id of new Set(due.map((timer) => timer.executionId))) {
       if (this.inFlight.has(id)) continue;
-      this.launch(id, 'wake-up for a due timer', () => this.runtime.wake(id, { claimed: true }));
+      this.launch(id, 'wake-up for a due timer', () => this.runtime.wake(id, { claimed: true }), false);
     }
   }
 
@@ -326,13 +324,13 @@ export class Supervisor {
       if (report.recovered.length >= this.concurrency) return;
       const { executionId: id, workflow } = summary;
       if (this.inFlight.has(id)) continue;
-      const sequence = await this.attempt(id, 'recovery', report, async () => {
-        if (!(await expired(summary))) return undefined;
+      const taken = await this.attempt(id, 'recovery', report, async () => {
+        if (!(await expired(summary))) return false;
         return this.claim(id, 'running', summary.sequence);
       });
-      if (sequence === undefined) continue;
+      if (taken !== true) continue;
       this.launch(id, 'recovery of an expired lease', () =>
-        this.runRelease(id, sequence, () => this.runtime.execute({ executionId: id, workflow })),
+        this.runtime.execute({ executionId: id, workflow }),
       );
       report.recovered.push(id);
     }
@@ -340,22 +338,15 @@ export class Supervisor {
 
   /**
    * Take the execution's lease, then re-read it right before acting: still in `status` (and at
-   * `sequence`, when given)? Otherwise give the lease back. The sequence it holds when this
-   * node owns the work, else undefined.
+   * `sequence`, when given)? Otherwise give the lease back. True when this node owns the work.
    */
-  private async claim(
-    id: string,
-    status: 'pending' | 'running',
-    sequence?: number,
-  ): Promise<number | undefined> {
+  private async claim(id: string, status: 'pending' | 'running', sequence?: number): Promise<boolean> {
     const key = executionLeaseKey(id);
-    if ((await this.stores.leases.claim(key, this.owner, this.ttlMs, this.clock())) === null)
-      return undefined;
+    if ((await this.stores.leases.claim(key, this.owner, this.ttlMs, this.clock())) === null) return false;
     const fresh = await this.stores.events.getExecution(id);
-    if (fresh?.status === status && (sequence === undefined || fresh.sequence === sequence))
-      return fresh.sequence;
+    if (fresh?.status === status && (sequence === undefined || fresh.sequence === sequence)) return true;
     await this.stores.leases.release(key, this.owner);
-    return undefined;
+    return false;
   }
 
   /** Per-execution work of the tick itself: a throw is collected, never fails the tick. */
@@ -375,7 +366,7 @@ export class Supervisor {
   }
 
   /** Run the work in the background; its failure is kept for the next tick's report and deadline. */
-  private launch(id: string, phase: string, work: () => Promise<unknown>): void {
+  private launch(id: string, phase: string, work: () => Promise<unknown>, holdsLease = true): void {
     const done = (async () => {
       try {
         await work();
@@ -384,6 +375,7 @@ export class Supervisor {
         this.failures.record(id, phase, error, this.clock());
         this.settledErrors.push([id, error]);
       } finally {
+        if (holdsLease) await this.releaseClaim(id);
         this.inFlight.delete(id);
         if (this.backlog) {
           this.backlog = false;
@@ -395,20 +387,9 @@ export class Supervisor {
   }
 
   /**
-   * Run claimed work (the execution at `sequence` when claimed), then drop this node's claim,
-   * unless the run appended: then its lease, which is this claim (same key, same owner), was
-   * taken over by the runtime and released when the run ended or suspended.
+   * The run ended or suspended: give this node's claim back. It is the run's lease too (same
+   * key, same owner); a run shorter than a third of the TTL never claimed it itself.
    */
-  private async runRelease(id: string, sequence: number, run: () => Promise<ExecutionState>): Promise<void> {
-    let ran = false;
-    try {
-      ran = (await run()).sequence > sequence;
-    } finally {
-      if (!ran) await this.releaseClaim(id);
-    }
-  }
-
-  /** Give this node's claim of the execution back. */
   private async releaseClaim(id: string): Promise<void> {
     try {
       await this.stores.leases.release(executionLeaseKey(id), this.owner);

@@ -53,6 +53,30 @@ describe('execution leases (opt-in)', () => {
     await until(async () => (await db.stores.leases.get(key)) === null);
   });
 
+  it('a run shorter than a third of the TTL writes no lease row; one that outlasts it claims at the first renewal (adr/0006)', async () => {
+    const db = h.db();
+    let claims = 0;
+    const leases = db.stores.leases;
+    const stores = {
+      ...db.stores,
+      leases: Object.assign(Object.create(leases) as typeof leases, {
+        claim(...args: Parameters<typeof leases.claim>) {
+          claims += 1;
+          return leases.claim(...args);
+        },
+      }),
+    };
+    const runtime = h.runtime({ stores, workflows: [slow], lease: { ttlMs: 3_000 } });
+    const short = await runtime.start(slow, { ms: 10 }, { executionId: 'short-1' });
+    expect(await short.result()).toBe('done');
+    expect(claims).toBe(0);
+    const long = await runtime.start(slow, { ms: 1_500 }, { executionId: 'long-2' });
+    await until(async () => (await leases.get(executionLeaseKey('long-2'))) !== null);
+    expect(claims).toBe(1);
+    expect(await long.result()).toBe('done');
+    await until(async () => (await leases.get(executionLeaseKey('long-2'))) === null);
+  });
+
   it('leases off (the default) writes no lease row', async () => {
     const db = h.db();
     const runtime = h.runtime({ stores: db.stores, workflows: [slow] });

@@ -1,7 +1,8 @@
 /**
  * Durable supervision, the runtime's half: an opt-in lease per running execution in the
- * `LeaseStore`, claimed once the run's first append is durable, renewed by one timer per
- * running execution (never a write per step), and released when the run ends or suspends.
+ * `LeaseStore`, claimed at the first renewal tick after the run's first append is durable,
+ * renewed by one timer per running execution (never a write per step), and released when
+ * the run ends or suspends. A run shorter than a third of the TTL writes no lease row.
  * A supervisor on any node treats an expired lease as an abandoned execution (DESIGN §5).
  */
 import type { EventStore, LeaseStore } from './spi.js';
@@ -42,8 +43,9 @@ export class ExecutionLeases {
   constructor(private readonly deps: ExecutionLeasesDeps) {}
 
   /**
-   * Keep the lease of `executionId` for a run appending with `fence`, from `firstAppend`
-   * (the run's first durable append) until the returned release is called.
+   * Keep the lease of `executionId` for a run appending with `fence`, from the first renewal
+   * tick after `firstAppend` (the run's first durable append) until the returned release is
+   * called, which releases it if it was claimed.
    */
   hold(executionId: string, fence: number, firstAppend: Promise<void>): () => Promise<void> {
     const keeper = new LeaseKeeper(this.deps, executionId, fence, firstAppend);
@@ -69,10 +71,12 @@ export class ExecutionLeases {
 
 /** One run's claim and renewal timer. */
 class LeaseKeeper {
-  private chain: Promise<void>;
+  private chain: Promise<void> = Promise.resolve();
   private readonly timer: ReturnType<typeof setInterval>;
   private stopped = false;
-  /** True once a claim was attempted (the run's first append was durable). */
+  /** True once the run's first append was durable: from then on the run owns the execution. */
+  private appended = false;
+  /** True once a claim was attempted (at the first renewal tick after the first append). */
   claimedOnce = false;
 
   constructor(
@@ -82,10 +86,14 @@ class LeaseKeeper {
     firstAppend: Promise<void>,
   ) {
     // A run whose first append failed never owned the execution: it claims nothing.
-    this.chain = firstAppend.then(
-      () => this.claim(),
+    firstAppend.then(
+      () => {
+        this.appended = true;
+      },
       () => undefined,
     );
+    // No claim before the first renewal tick: a run that ends sooner writes no lease row, and
+    // until then `leaseExpired` counts it alive by its fresh events (adr/0006).
     this.timer = setInterval(() => this.renew(), Math.max(1, Math.floor(deps.ttlMs / 3)));
     this.timer.unref();
   }
@@ -99,7 +107,7 @@ class LeaseKeeper {
 
   private renew(): void {
     this.chain = this.chain.then(async () => {
-      if (this.stopped || !this.claimedOnce) return;
+      if (this.stopped || !this.appended) return;
       try {
         // A newer fence means another holder took the execution over: stop keeping its lease.
         if ((await this.deps.events.currentFence(this.executionId)) > this.fence) {
