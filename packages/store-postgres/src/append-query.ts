@@ -132,10 +132,11 @@ function valuesRows(count: number, first: number): string {
   }).join(', ');
 }
 
-// The short statements serve a writer appending right after the seq it wrote itself, so
-// there can be no gap (a log never shrinks) and a taken seq is refused by the primary key.
-// What remains to check is the head: its fence must be no newer than the writer's, and its
-// status the one the writer left (non-terminal, so nothing terminal was appended: L6).
+// The short statements serve a writer appending right after a seq it saw in the database (it
+// wrote it, or read it in the execution's summary), so there can be no gap (a log never
+// shrinks) and a taken seq is refused by the primary key. What remains to check is the head:
+// its fence must be no newer than the writer's, and its status the one the writer saw
+// (non-terminal, so nothing terminal was appended: L6).
 //
 // A step's append keeps the status, so the head needs no write: it is read under FOR SHARE,
 // which waits for an acquireFence or a status move in flight and conflicts with both. Events

@@ -37,7 +37,8 @@ const MAX_ATTEMPTS = 3;
 
 /**
  * Append `request` in one round trip; rejects with the same errors as `checkAppend`.
- * `hint` is what this process's last append of the execution left (last seq and status).
+ * `hint` is what this process's last append or summary read of the execution left (last seq
+ * and status).
  * A short statement runs first when one fits (see `shortAppend`): the start of a new
  * execution, or, when the request continues right after the hint, the step append or the
  * status move. Each writes nothing when the head is not as it assumes or the fence is stale,
@@ -108,7 +109,7 @@ function shortAppend(
 
 /**
  * Whether `request` fits the short statements: it starts right after the seq this process
- * wrote last (so there is no gap: a log never shrinks), with not too many events.
+ * wrote or read last (so there is no gap: a log never shrinks), with not too many events.
  */
 function continuesAfter(request: AppendRequest, hint: AppendResult): boolean {
   return request.expectedSeq === hint.lastSeq + 1 && request.events.length <= MAX_FAST_EVENTS;

@@ -1,8 +1,8 @@
 /**
- * What the last append this process made left of each execution's head (its last seq and
- * status), for a bounded number of executions. The event store uses it to pick the short
- * append statements; the statements check what they rely on, so a stale hint costs a round
- * trip, never correctness.
+ * What the last append this process made, or its last read of the execution's summary, left
+ * of each execution's head (its last seq and status), for a bounded number of executions.
+ * The event store uses it to pick the short append statements; the statements check what
+ * they rely on, so a stale hint costs a round trip, never correctness.
  */
 import type { AppendResult } from '@skein/workflow-runtime';
 

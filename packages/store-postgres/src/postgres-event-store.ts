@@ -100,7 +100,15 @@ export class PostgresEventStore implements EventStore {
   async getExecution(executionId: string): Promise<ExecutionSummary | null> {
     if (hasNul(executionId)) return null;
     const rows = (await this.db.query<ExecutionSummary>('getExecution', selectExecution(executionId))).rows;
-    return rows[0] ?? null;
+    const summary = rows[0] ?? null;
+    // What the database held a moment ago is as good a hint as this process's own last append:
+    // the seq exists (a log never shrinks), and the short statements check the rest. A
+    // supervisor's claim reads the execution right before taking it over, so the takeover's
+    // first append (the move from pending or running) takes the short statement.
+    if (summary !== null && !isTerminalStatus(summary.status)) {
+      this.hints.set(executionId, { lastSeq: summary.sequence, status: summary.status });
+    }
+    return summary;
   }
 
   async listExecutions(query: ListExecutionsQuery = {}): Promise<ExecutionPage> {

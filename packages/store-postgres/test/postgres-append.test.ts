@@ -148,6 +148,35 @@ whenPostgres(() => {
       expect(await a!.events.read('hint')).toHaveLength(9);
     });
 
+    it('a summary read leaves a hint: the takeover it comes before takes the short move, a stale one the full statement', async () => {
+      const [a, b] = await nodes(2);
+      await a!.events.append(request('read-hint', 0, 0, ['EXECUTION_STARTED']));
+      expect(await b!.events.getExecution('read-hint')).toMatchObject({ status: 'pending', sequence: 0 });
+      const fence = await b!.events.acquireFence('read-hint');
+      const queries = vi.spyOn(pg.Client.prototype, 'query');
+      await b!.events.append(request('read-hint', 1, fence, ['EXECUTION_RECOVERED', 'STEP_STARTED']));
+      const names = queries.mock.calls.map(([query]) => (query as { name?: string }).name);
+      queries.mockRestore();
+      expect(names).toEqual(['skein_append_move_2']);
+      expect(await a!.events.getExecution('read-hint')).toMatchObject({ status: 'running', sequence: 2 });
+      // a read seq 2 and status running; b moves on. a's appends at its hint fail in the database, as they must.
+      await b!.events.append(request('read-hint', 3, fence, ['STEP_COMPLETED', 'EXECUTION_SUSPENDED']));
+      await expect(
+        a!.events.append(request('read-hint', 3, fence, ['STEP_COMPLETED'])),
+      ).rejects.toBeInstanceOf(DuplicateSequenceError);
+      expect(await a!.events.getExecution('read-hint')).toMatchObject({ status: 'suspended', sequence: 4 });
+      await expect(
+        a!.events.append(request('read-hint', 5, fence - 1, ['EXECUTION_RESUMED'])),
+      ).rejects.toBeInstanceOf(StaleFenceError);
+      expect((await b!.events.read('read-hint')).map((event) => event.type)).toEqual([
+        'EXECUTION_STARTED',
+        'EXECUTION_RECOVERED',
+        'STEP_STARTED',
+        'STEP_COMPLETED',
+        'EXECUTION_SUSPENDED',
+      ]);
+    });
+
     // A start that leaves the execution pending takes the full statement (it notifies); one that
     // leaves it running takes the short start statement. Both race the same way.
     const starts: [string, EventType[]][] = [
