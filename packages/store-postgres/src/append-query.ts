@@ -172,33 +172,18 @@ FROM moved CROSS JOIN (VALUES ${valuesRows(count, 6)}) AS v (o, i, t, p, r)`;
 // The command tag counts the head row: 1 when the events were written. An enqueue (the head
 // left `pending`) also sends the execution id on the pending wake-up channel ($5), delivered
 // at commit and only if the statement commits.
-function startText(count: number): string {
+function startText(count: number, notify: boolean): string {
+  const notified = notify ? ',\nnotified AS (\n  SELECT pg_notify($5, $1)\n)' : '';
+  const after = notify ? ' CROSS JOIN (SELECT count(*) FROM notified) z' : '';
   return `
 WITH written AS (
   INSERT INTO skein_events (execution_id, seq, envelope_id, type, payload, fence, recorded_at)
   SELECT $1, v.o, v.i, v.t, v.p, $4::bigint, v.r
-  FROM (VALUES ${valuesRows(count, 5)}) AS v (o, i, t, p, r)
+  FROM (VALUES ${valuesRows(count, notify ? 6 : 5)}) AS v (o, i, t, p, r)
   RETURNING 1
-)
+)${notified}
 INSERT INTO skein_executions (execution_id, workflow, status)
-SELECT $1, $2, $3 FROM (SELECT count(*) AS n FROM written) w WHERE w.n > 0`;
-}
-
-function enqueueText(count: number): string {
-  return `
-WITH written AS (
-  INSERT INTO skein_events (execution_id, seq, envelope_id, type, payload, fence, recorded_at)
-  SELECT $1, v.o, v.i, v.t, v.p, $4::bigint, v.r
-  FROM (VALUES ${valuesRows(count, 6)}) AS v (o, i, t, p, r)
-  RETURNING 1
-),
-notified AS (
-  SELECT pg_notify($5, $1)
-)
-INSERT INTO skein_executions (execution_id, workflow, status)
-SELECT $1, $2, $3
-FROM (SELECT count(*) AS n FROM written) w CROSS JOIN (SELECT count(*) FROM notified) z
-WHERE w.n > 0`;
+SELECT $1, $2, $3 FROM (SELECT count(*) AS n FROM written) w${after} WHERE w.n > 0`;
 }
 
 /** Statement texts by kind and batch length, built once each. */
@@ -264,9 +249,9 @@ export function startAppendQuery(
   pendingChannel: string,
 ): Query {
   const head = [request.executionId, request.workflow, status, request.fence];
-  if (status !== 'pending') return shortQuery('start', startText, request, head);
+  if (status !== 'pending') return shortQuery('start', (count) => startText(count, false), request, head);
   head.push(pendingChannel);
-  return shortQuery('enqueue', enqueueText, request, head);
+  return shortQuery('enqueue', (count) => startText(count, true), request, head);
 }
 
 /** The workflow of an execution's seq 0, read after a racing start lost on the primary key. */

@@ -2,7 +2,7 @@ import { leaseExpired } from '@skein/worker-runtime-local';
 import { defineWorkflow, executionLeaseKey, recoverAbandoned } from '@skein/workflow-runtime';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { z } from 'zod';
-import { count, deferred, harness, manualClock, types, until } from './support/sqlite.js';
+import { count, deferred, harness, manualClock, types, until, watchedLeases } from './support/sqlite.js';
 
 const h = harness();
 let gate = deferred();
@@ -55,26 +55,16 @@ describe('execution leases (opt-in)', () => {
 
   it('a run shorter than a third of the TTL writes no lease row; one that outlasts it claims at the first renewal (adr/0006)', async () => {
     const db = h.db();
-    let claims = 0;
-    const leases = db.stores.leases;
-    const stores = {
-      ...db.stores,
-      leases: Object.assign(Object.create(leases) as typeof leases, {
-        claim(...args: Parameters<typeof leases.claim>) {
-          claims += 1;
-          return leases.claim(...args);
-        },
-      }),
-    };
+    const { stores, calls } = watchedLeases(db.stores);
     const runtime = h.runtime({ stores, workflows: [slow], lease: { ttlMs: 3_000 } });
     const short = await runtime.start(slow, { ms: 10 }, { executionId: 'short-1' });
     expect(await short.result()).toBe('done');
-    expect(claims).toBe(0);
+    expect(calls.claim).toEqual([]);
     const long = await runtime.start(slow, { ms: 1_500 }, { executionId: 'long-2' });
-    await until(async () => (await leases.get(executionLeaseKey('long-2'))) !== null);
-    expect(claims).toBe(1);
+    await until(async () => (await db.stores.leases.get(executionLeaseKey('long-2'))) !== null);
+    expect(calls.claim).toEqual([executionLeaseKey('long-2')]);
     expect(await long.result()).toBe('done');
-    await until(async () => (await leases.get(executionLeaseKey('long-2'))) === null);
+    await until(async () => (await db.stores.leases.get(executionLeaseKey('long-2'))) === null);
   });
 
   it('leases off (the default) writes no lease row', async () => {

@@ -16,6 +16,7 @@ import {
   PoisonEventStore,
   types,
   until,
+  watchedLeases,
   withEvents,
 } from './support/sqlite.js';
 
@@ -110,30 +111,14 @@ describe('Supervisor tick', () => {
   it('claims the pending executions of a tick side by side, skipping one another node holds', async () => {
     const db = h.db();
     const clock = manualClock();
-    let claiming = 0;
-    let mostAtOnce = 0;
-    const leases = db.stores.leases;
-    const stores = {
-      ...db.stores,
-      leases: Object.assign(Object.create(leases) as typeof leases, {
-        async claim(...args: Parameters<typeof leases.claim>) {
-          claiming += 1;
-          mostAtOnce = Math.max(mostAtOnce, claiming);
-          try {
-            return await leases.claim(...args);
-          } finally {
-            claiming -= 1;
-          }
-        },
-      }),
-    };
+    const { stores, calls } = watchedLeases(db.stores);
     const { runtime, supervisor } = supervised(stores, clock.now, { concurrency: 8 });
     const ids = Array.from({ length: 6 }, (_, i) => `side-${i}`);
     for (const id of ids) await runtime.enqueue(quick, {}, { executionId: id });
-    await leases.claim(executionLeaseKey('side-2'), 'another-node', TTL, clock.now());
+    await db.stores.leases.claim(executionLeaseKey('side-2'), 'another-node', TTL, clock.now());
     const report = await supervisor.tick();
     expect(report.claimed).toEqual(ids.filter((id) => id !== 'side-2'));
-    expect(mostAtOnce).toBeGreaterThanOrEqual(5);
+    expect(calls.mostClaimsAtOnce).toBeGreaterThanOrEqual(5);
     await supervisor.idle();
     for (const id of report.claimed) expect(effects.get(id)).toBe(1);
     expect(effects.get('side-2')).toBeUndefined();
@@ -143,22 +128,7 @@ describe('Supervisor tick', () => {
   it('a claimed run shorter than a third of the TTL writes no lease of its own: one claim and one release per run', async () => {
     const db = h.db();
     const clock = manualClock();
-    const claimed: string[] = [];
-    const released: string[] = [];
-    const leases = db.stores.leases;
-    const stores = {
-      ...db.stores,
-      leases: Object.assign(Object.create(leases) as typeof leases, {
-        claim(...args: Parameters<typeof leases.claim>) {
-          claimed.push(args[0]);
-          return leases.claim(...args);
-        },
-        release(key: string, owner: string) {
-          released.push(key);
-          return leases.release(key, owner);
-        },
-      }),
-    };
+    const { stores, calls } = watchedLeases(db.stores);
     const { runtime, supervisor } = supervised(stores, clock.now, { concurrency: 4 });
     const unknown = defineWorkflow({ name: 'unknown-here', input: z.object({}), run: async () => 'never' });
     const elsewhere = h.runtime({ stores: db.stores, workflows: [unknown], clock: clock.now });
@@ -168,9 +138,9 @@ describe('Supervisor tick', () => {
     expect((await supervisor.tick()).claimed).toEqual(['cannot-run', 'once-1', 'once-2']);
     await supervisor.idle();
     const keys = ['cannot-run', 'once-1', 'once-2'].map(executionLeaseKey);
-    expect(claimed.filter((key) => key !== 'supervisor:leader').sort()).toEqual(keys);
-    expect(released.sort()).toEqual(keys);
-    for (const key of keys) expect(await leases.get(key)).toBeNull();
+    expect(calls.claim.filter((key) => key !== 'supervisor:leader').sort()).toEqual(keys);
+    expect(calls.release.sort()).toEqual(keys);
+    for (const key of keys) expect(await db.stores.leases.get(key)).toBeNull();
     expect((await db.stores.events.getExecution('cannot-run'))?.status).toBe('pending');
     expect((await supervisor.tick()).errors.map(([id]) => id)).toEqual(['cannot-run']);
   });
@@ -333,17 +303,7 @@ describe('Supervisor leader lease', () => {
 
   it('ticks asked for by freed slots claim pending work without walking the running executions again', async () => {
     const db = h.db();
-    let leaseReads = 0;
-    const leases = db.stores.leases;
-    const stores = {
-      ...db.stores,
-      leases: Object.assign(Object.create(leases) as typeof leases, {
-        get(key: string) {
-          leaseReads += 1;
-          return leases.get(key);
-        },
-      }),
-    };
+    const { stores, calls } = watchedLeases(db.stores);
     // Five executions some live node is running: each walk reads their five leases.
     for (let i = 0; i < 5; i++) {
       await db.stores.events.append({
@@ -383,7 +343,7 @@ describe('Supervisor leader lease', () => {
       (await Promise.all(ids.map((id) => runtime.loadState(id)))).every((s) => s?.status === 'completed'),
     );
     await supervisor.stop();
-    expect(leaseReads).toBe(5);
+    expect(calls.get).toHaveLength(5);
     for (let i = 0; i < 5; i++)
       expect((await db.stores.events.getExecution(`busy-${i}`))?.status).toBe('running');
   });

@@ -10,6 +10,7 @@ import {
   createRuntime,
   type Envelope,
   type EventStore,
+  type LeaseStore,
   type Runtime,
   type RuntimeOptions,
   type Stores,
@@ -100,6 +101,41 @@ export function withEvents(stores: Stores, events: EventStore): Stores {
  * An event store that fails reads (and listing, when asked) of chosen executions, as a
  * broken row or a poisoned log would; `heal()` makes it work again.
  */
+/** The lease calls a {@link watchedLeases} store saw: the keys, in order, and the most claims at once. */
+export interface LeaseCalls {
+  claim: string[];
+  release: string[];
+  get: string[];
+  mostClaimsAtOnce: number;
+}
+
+/** `stores` with a lease store that records the keys of its calls and passes each to the real one. */
+export function watchedLeases(stores: Stores): { stores: Stores; calls: LeaseCalls } {
+  const inner = stores.leases;
+  const calls: LeaseCalls = { claim: [], release: [], get: [], mostClaimsAtOnce: 0 };
+  let claiming = 0;
+  const leases: LeaseStore = Object.create(inner);
+  leases.claim = async (...args) => {
+    calls.claim.push(args[0]);
+    claiming += 1;
+    calls.mostClaimsAtOnce = Math.max(calls.mostClaimsAtOnce, claiming);
+    try {
+      return await inner.claim(...args);
+    } finally {
+      claiming -= 1;
+    }
+  };
+  leases.release = (key, owner) => {
+    calls.release.push(key);
+    return inner.release(key, owner);
+  };
+  leases.get = (key) => {
+    calls.get.push(key);
+    return inner.get(key);
+  };
+  return { stores: { ...stores, leases }, calls };
+}
+
 export class PoisonEventStore implements EventStore {
   readonly poisoned = new Set<string>();
   failListing = 0;
