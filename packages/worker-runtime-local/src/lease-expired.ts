@@ -19,10 +19,12 @@ export interface LeaseExpiredOptions {
 }
 
 /**
- * True for an execution whose owner stopped renewing its lease: the lease row expired, or
- * there is no row and the newest event is older than `ttlMs` (a runtime with leases off, or
- * a crash between seq 0 and the lease claim). Share the store only with runtimes that keep
- * leases, or a leases-off runtime's step longer than `ttlMs` is taken over (adr/0006).
+ * True for an execution whose owner stopped renewing its lease: the lease row expired and no
+ * event was written since its last claim; or, with no row or an event newer than the row's
+ * last claim, the newest event is older than `ttlMs` (a runtime with leases off, a run that
+ * has not reached its first renewal tick, a crash before it). Share the store only with
+ * runtimes that keep leases, or a leases-off runtime's step longer than `ttlMs` is taken over
+ * (adr/0006).
  * @example
  * await recoverAbandoned(runtime, { isAbandoned: leaseExpired(stores) });
  */
@@ -37,6 +39,11 @@ export function leaseExpired(
   return async (execution: ExecutionSummary) => {
     const lease = await stores.leases.get(executionLeaseKey(execution.executionId));
     const now = clock();
-    return lease === null ? now - execution.updatedAt > ttlMs : lease.expiresAt <= now;
+    // An event newer than the row's last claim (`expiresAt - ttlMs`) was written after it: by a
+    // holder that has not claimed the row yet (a takeover claims at its first renewal tick,
+    // adr/0006). Judge such an execution, like one without a row, by its newest event.
+    if (lease === null || execution.updatedAt > lease.expiresAt - ttlMs)
+      return now - execution.updatedAt > ttlMs;
+    return lease.expiresAt <= now;
   };
 }

@@ -112,6 +112,25 @@ describe('leaseExpired', () => {
     clock.advance(1);
     expect(await expired(summary)).toBe(true);
   });
+  it('an expired row with an event newer than its last claim (a takeover not yet claimed) waits for that event to age', async () => {
+    const db = h.db();
+    const clock = manualClock();
+    await db.stores.leases.claim(executionLeaseKey('c'), 'dead-node', 1_000, clock.now());
+    clock.advance(5_000); // the dead node's row expired long ago; a new holder has just appended
+    const summary = {
+      executionId: 'c',
+      workflow: 'w',
+      status: 'running' as const,
+      sequence: 4,
+      updatedAt: clock.now(),
+    };
+    const expired = leaseExpired(db.stores, { ttlMs: 1_000, clock: clock.now });
+    expect(await expired(summary)).toBe(false);
+    clock.advance(1_000);
+    expect(await expired(summary)).toBe(false);
+    clock.advance(1);
+    expect(await expired(summary)).toBe(true);
+  });
 });
 
 describe('recoverAbandoned', () => {
