@@ -276,9 +276,9 @@ export function takenEnvelopeIdsQuery(envelopeIds: readonly string[]): Query {
 export type ShortAppend =
   /** Seq 0 of a new execution, leaving the head at `status` (`pending` notifies). */
   | { kind: 'start'; request: AppendRequest; status: ExecutionStatus }
-  /** Right after the writer's last seq; the head keeps `status`. */
+  /** Right after the last seq the writer wrote or read; the head keeps `status`. */
   | { kind: 'step'; request: AppendRequest; status: ExecutionStatus }
-  /** Right after the writer's last seq; the head moves from `from` to `status`. */
+  /** Right after the last seq the writer wrote or read; the head moves from `from` to `status`. */
   | { kind: 'move'; request: AppendRequest; from: ExecutionStatus; status: ExecutionStatus };
 
 /** The short statement for one request, sent alone. */
@@ -288,7 +288,7 @@ export function shortAppendQuery(item: ShortAppend, pendingChannel: string): Que
   return startAppendQuery(item.request, item.status, pendingChannel);
 }
 
-/** The row count `shortAppendQuery(item)` reports when it wrote: the head row for a start, else the events. */
+/** The row count `shortAppendQuery(item)` reports when it wrote: the head row of a start, else the events. */
 export function shortAppendRows(item: ShortAppend): number {
   return item.kind === 'start' ? 1 : item.request.events.length;
 }

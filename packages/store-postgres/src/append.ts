@@ -38,9 +38,8 @@ const MAX_ATTEMPTS = 3;
 /**
  * Append `request` in one round trip; rejects with the same errors as `checkAppend`.
  * `hint` is what this process's last append or summary read of the execution left (last seq
- * and status).
- * A short statement runs first when one fits (see `shortAppend`): the start of a new
- * execution, or, when the request continues right after the hint, the step append or the
+ * and status). A short statement runs first when one fits (see `shortAppend`): the start of a
+ * new execution, or, when the request continues right after the hint, the step append or the
  * status move. Each writes nothing when the head is not as it assumes or the fence is stale,
  * and the full statement follows, which writes or says why not. The full
  * statement also runs again when an `acquireFence` created the head row while a start was
@@ -88,9 +87,10 @@ export async function appendEvents(
 
 /**
  * The short statement for `request`, if one fits: the start of a new execution (an enqueue's
- * notifies the other nodes), or, right after what this process wrote last, the step append (status
- * kept) or the status move; grouped with other executions' short appends under load. Resolves
- * false when it wrote nothing (the head was not as assumed, or a unique violation).
+ * notifies the other nodes), or, right after the seq this process wrote or read last, the step
+ * append (status kept) or the status move; grouped with other executions' short appends under
+ * load. Resolves false when it wrote nothing (the head was not as assumed, or a unique
+ * violation).
  */
 function shortAppend(
   shortAppends: ShortAppends,
