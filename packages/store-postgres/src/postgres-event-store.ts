@@ -34,8 +34,8 @@ import { channelName, WAKEUP_PENDING } from './wakeups.js';
 
 /**
  * The event log in PostgreSQL. An append is one round trip: the checks and the inserts are one
- * statement, a short one for a new execution's start, or for a step or a status move that
- * continues this process's own last append, the full one otherwise (see
+ * statement, a short one for a new execution's start, or for a step or a status move right
+ * after the last seq this process wrote or read, the full one otherwise (see
  * `adr/0009-postgres-one-statement-append.md` and `adr/0018-postgres-step-append.md`). Appends
  * of different executions run side by side on the pool, short ones grouped under load
  * (`adr/0019-group-every-short-append.md`), each with its own outcome (L4); appends of one
@@ -43,7 +43,7 @@ import { channelName, WAKEUP_PENDING } from './wakeups.js';
  */
 export class PostgresEventStore implements EventStore {
   private readonly ordered = new PerKeyQueue();
-  /** What this process's last append left of each execution's head: a hint for the next. */
+  /** What this process's last append or summary read left of each execution's head: a hint for the next. */
   private readonly hints = new HeadHints();
   /** Short appends, grouped while every statement slot is taken. */
   private readonly shortAppends: ShortAppends;
