@@ -1,5 +1,5 @@
 /**
- * `dispatcherSuite`: what every `ExecutionDispatcher` guarantees (DESIGN §5), run against a
+ * `dispatcherSuite`: what every `ExecutionDispatcher` guarantees (docs/architecture.md#dispatch), run against a
  * real runtime: a run to a terminal state, idempotence, failed workflows as outcomes,
  * superseded refusals that surface (never retried), and bad packages refused up front.
  */

@@ -1,4 +1,4 @@
-/** `eventStoreSuite`: the log invariants L1–L4 and L6 of DESIGN §3, for any `EventStore`. */
+/** `eventStoreSuite`: the log invariants L1–L4 and L6 (docs/architecture.md#invariants), for any `EventStore`. */
 import { describe } from 'vitest';
 import { batchCases } from './batch-cases.js';
 import { fenceCases } from './fence-cases.js';

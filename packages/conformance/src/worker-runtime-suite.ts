@@ -1,5 +1,5 @@
 /**
- * `workerRuntimeSuite`: what every `WorkerRuntime` guarantees (DESIGN §5, §6), run against a
+ * `workerRuntimeSuite`: what every `WorkerRuntime` guarantees (docs/architecture.md#dispatch, #http-worker), run against a
  * real runtime: a new fence per attempt, execution under the lease's fence, idempotence,
  * superseded refusals for stale leases and start-only retries, failed workflows as outcomes,
  * codec values end to end, and bad packages refused before anything is written.

@@ -1,5 +1,5 @@
 /**
- * `createHttpWorker`: executions over HTTP on `node:http` (DESIGN §6). Every request is
+ * `createHttpWorker`: executions over HTTP on `node:http` (docs/architecture.md#http-worker). Every request is
  * checked in this order, and refused before anything is written: signing headers and
  * timestamp (401), declared size (413, unread), content type (415), size while reading
  * (413), signature and replay (401), body fields (400). Node-only.

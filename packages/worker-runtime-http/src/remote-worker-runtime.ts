@@ -1,4 +1,4 @@
-/** `RemoteWorkerRuntime`: the {@link WorkerRuntime} of a worker reached over HTTP (DESIGN §6). */
+/** `RemoteWorkerRuntime`: the {@link WorkerRuntime} of a worker reached over HTTP (docs/architecture.md#http-worker). */
 import type { ExecutionPackage, ExecutionResult, WorkerLease, WorkerRuntime } from '@skein/worker-runtime';
 import { decode, type ExecutionState, encode, InvalidInputError, parseWith } from '@skein/workflow-runtime';
 import { z } from 'zod';

@@ -1,4 +1,4 @@
-/** Dispatch with deadlines and redispatch (DESIGN §5). */
+/** Dispatch with deadlines and redispatch (docs/architecture.md#dispatch). */
 import {
   DispatchFailedError,
   DispatchTimeoutError,

@@ -1,4 +1,4 @@
-/** Restarts of failed dispatches behind a circuit breaker (DESIGN §5). */
+/** Restarts of failed dispatches behind a circuit breaker (docs/architecture.md#dispatch). */
 import {
   type ExecutionDispatcher,
   type ExecutionPackage,

@@ -1,5 +1,5 @@
 /**
- * The supervisor: the maintenance tick of durable supervision (DESIGN §5). Run one on every
+ * The supervisor: the maintenance tick of durable supervision (docs/architecture.md#supervision). Run one on every
  * node. Each tick, every node claims unowned `pending` executions (up to its concurrency);
  * the leader (one node at a time, by a leader lease) also dead-letters poison work, fires due
  * timers and recovers executions whose lease expired (adr/0006).

@@ -1,5 +1,5 @@
 /**
- * The SPI between dispatch and execution (DESIGN §5): a dispatcher hands an
+ * The SPI between dispatch and execution (docs/architecture.md#dispatch): a dispatcher hands an
  * {@link ExecutionPackage} to a {@link WorkerRuntime}, one attempt at a time, each under its
  * own {@link WorkerLease}. Implementations: `@skein/worker-runtime-local` (in process) and
  * `@skein/worker-runtime-http` (over HTTP).

@@ -1,4 +1,4 @@
-/** Deciding whether an error is a superseded refusal (DESIGN §5). */
+/** Deciding whether an error is a superseded refusal (docs/architecture.md#dispatch). */
 
 // ExecutionSupersededError is the dispatcher's own verdict; an outer dispatcher keeps it.
 const SUPERSEDING = new Set(['ExecutionAlreadyExistsError', 'StaleFenceError', 'ExecutionSupersededError']);

@@ -1,4 +1,4 @@
-/** The event model of DESIGN §3: envelope, event types, statuses. */
+/** The event model (docs/architecture.md#the-log): envelope, event types, statuses. */
 
 /** Every event type the log may hold. */
 export const EventTypes = [

@@ -3,7 +3,7 @@
  * `LeaseStore`, claimed at the first renewal tick after the run's first append is durable,
  * renewed by one timer per running execution (never a write per step), and released when
  * the run ends or suspends. A run shorter than a third of the TTL writes no lease row.
- * A supervisor on any node treats an expired lease as an abandoned execution (DESIGN §5).
+ * A supervisor on any node treats an expired lease as an abandoned execution (docs/architecture.md#leases).
  */
 import type { EventStore, LeaseStore } from './spi.js';
 

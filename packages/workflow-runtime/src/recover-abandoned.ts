@@ -1,5 +1,5 @@
 /**
- * Recovery of abandoned executions (DESIGN §5): walk the `pending`/`running` executions, ask a
+ * Recovery of abandoned executions (docs/architecture.md#recovery): walk the `pending`/`running` executions, ask a
  * predicate the caller must supply, re-read each one right before acting, and resume it
  * through `runtime.execute` (which appends `EXECUTION_RECOVERED` under a new fence).
  */

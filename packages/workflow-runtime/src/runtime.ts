@@ -1,6 +1,6 @@
 /**
  * The runtime: starts, executes, resumes and inspects executions over a set of stores.
- * `execute` is idempotent (DESIGN §4): bootstrap when the log is empty, take over with a new
+ * `execute` is idempotent (docs/architecture.md#executing): bootstrap when the log is empty, take over with a new
  * fence when it is pending or running, and write nothing when it is terminal.
  */
 import { z } from 'zod';

@@ -1,5 +1,5 @@
 /**
- * DESIGN §3: one codec for every payload, JSON plus Date, BigInt, Map, Set, undefined and
+ * docs/architecture.md#the-log: one codec for every payload, JSON plus Date, BigInt, Map, Set, undefined and
  * Error; anything else is refused with a SerializationError naming where it is.
  */
 import { decode, encode, SerializationError } from '@skein/workflow-runtime';

@@ -1,5 +1,5 @@
 /**
- * DESIGN §3, L1–L7, observed after real workflow runs: the log a runtime writes is dense,
+ * docs/architecture.md#invariants, L1–L7, observed after real workflow runs: the log a runtime writes is dense,
  * starts once, carries fences, ends at its terminal event, and refuses bad values before
  * writing anything.
  */

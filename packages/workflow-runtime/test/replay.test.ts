@@ -1,5 +1,5 @@
 /**
- * DESIGN §4: an interrupted execution continues from its log. Completed steps return their
+ * docs/architecture.md#executing: an interrupted execution continues from its log. Completed steps return their
  * recorded output without running; only the step in flight runs again; the old writer is
  * fenced out; code that no longer matches the log is refused with NonDeterminismError.
  */

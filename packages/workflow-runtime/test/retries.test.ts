@@ -1,5 +1,5 @@
 /**
- * DESIGN §4, steps: a failure with budget left appends STEP_FAILED with `retryAt` and a
+ * docs/architecture.md#context-calls, steps: a failure with budget left appends STEP_FAILED with `retryAt` and a
  * durable timer and suspends (no spinning); NonRetryableError skips the budget; after the last
  * attempt the workflow gets StepFailedError; `timeoutMs` fails an attempt; delays are
  * deterministic and bounded.

@@ -147,7 +147,7 @@ describe.each(backings)('signals (%s store)', (_, open) => {
     expect(await stores.signals.pending('target')).toEqual([]);
   });
 
-  test('DESIGN §2: on timeout the wait resolves undefined and the workflow takes the safe branch', async () => {
+  test('docs/architecture.md#context-calls: on timeout the wait resolves undefined and the workflow takes the safe branch', async () => {
     const { stores } = h.open();
     const { workflow, ran } = approval(86_400_000);
     let now = T0;

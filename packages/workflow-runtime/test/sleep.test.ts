@@ -1,5 +1,5 @@
 /**
- * DESIGN §4: ctx.sleep is durable. The execution suspends with a timer row and holds no
+ * docs/architecture.md#context-calls: ctx.sleep is durable. The execution suspends with a timer row and holds no
  * worker; the runtime that suspended it wakes it in-process, and after a restart any runtime
  * over the same store wakes it once the timer is due.
  */

@@ -1,5 +1,5 @@
 /**
- * DESIGN §4: each execution records its workflow version and replays with that version's
+ * docs/architecture.md#executing: each execution records its workflow version and replays with that version's
  * code; `ctx.patched('id')` lets new code branch without breaking executions that already
  * passed the branch point on old code.
  */
