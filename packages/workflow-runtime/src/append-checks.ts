@@ -8,12 +8,14 @@ import {
   DuplicateSequenceError,
   ExecutionAlreadyExistsError,
   ExecutionTerminatedError,
+  InvalidAppendError,
   SequenceGapError,
-  SkeinError,
   StaleFenceError,
 } from './errors.js';
 import { type ExecutionStatus, isEventType, isTerminalStatus, isTerminalType } from './events.js';
 import type { AppendRequest } from './spi.js';
+
+export { InvalidAppendError };
 
 /** What a store knows about an execution before an append. */
 export interface ExecutionHead {
@@ -25,16 +27,6 @@ export interface ExecutionHead {
   status: ExecutionStatus | undefined;
   /** Workflow name, when seq 0 exists. */
   workflow: string | undefined;
-}
-
-/** A request that no store may accept: malformed rather than conflicting. */
-export class InvalidAppendError extends SkeinError {
-  constructor(
-    readonly executionId: string,
-    readonly reason: string,
-  ) {
-    super('INVALID_APPEND', `execution "${executionId}": append refused: ${reason}`);
-  }
 }
 
 /**

@@ -3,7 +3,7 @@
  * and snapshots, timers and leases keyed under the same `<tenant>/` prefix, so a tenant's
  * runtime can neither read another tenant's snapshot nor take its leases or timers.
  */
-import { SkeinError } from './errors.js';
+import { TenantScopeError } from './errors.js';
 import type {
   Lease,
   LeaseStore,
@@ -17,15 +17,7 @@ import type {
 } from './spi.js';
 import { TenantScopedEventStore } from './tenant-scoped-event-store.js';
 
-/** An operation that tenant-scoped stores cannot offer. */
-export class TenantScopeError extends SkeinError {
-  constructor(
-    readonly tenant: string,
-    readonly reason: string,
-  ) {
-    super('TENANT_SCOPE', `tenant "${tenant}": ${reason}`);
-  }
-}
+export { TenantScopeError };
 
 /** The prefix a tenant's ids are stored under. */
 function prefixOf(tenant: string): string {
