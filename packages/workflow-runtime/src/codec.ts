@@ -1,35 +1,107 @@
 /**
  * The one codec every payload goes through: JSON plus Date, BigInt, Map, Set, undefined,
- * Error and non-finite numbers. Anything else (functions, symbols, class instances, cycles)
- * is refused with a {@link SerializationError} naming the path, before anything is written.
+ * Error, Uint8Array, Buffer and non-finite numbers. Anything else (functions, symbols, class
+ * instances, cycles, a `toJSON` method, nesting past {@link MAX_DEPTH}) is refused with a
+ * {@link SerializationError} naming the path, before anything is written; so is a value whose
+ * reading throws (a getter, a revoked proxy), with what it threw as `cause`.
  *
  * Special values are written as `{"$t": tag, "v": value}`; a plain object that itself has a
  * `$t` key is wrapped as `{"$t": "o", "v": {...}}`, so user data can never be mistaken for a tag.
+ * Errors are revived as their class where the reader knows it (see error-codec.ts, adr/0020).
  */
-import { PayloadTooLargeError, SerializationError } from './errors.js';
+import { describeThrown } from './describe-thrown.js';
+import { ErrorClassRegistry } from './error-classes.js';
+import { errorFromJson, errorToJson, type Json } from './error-codec.js';
+import { type ErrorClass, PayloadTooLargeError, SerializationError } from './errors.js';
 
 /** Default per-event payload limit: 1 MiB of encoded text. */
 export const DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024;
 
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+/**
+ * Deepest nesting the codec records: a value (an array, object, Map, Set or Error) nested
+ * deeper is refused. Every value a workflow hands over sits one level into its event.
+ */
+export const MAX_DEPTH = 500;
 
 const TAG = '$t';
+
+/**
+ * Encodes and decodes payloads, reviving recorded errors through its error classes. Every
+ * codec encodes the same text; they differ only in which classes decoding revives.
+ */
+export class Codec {
+  /** @param classes what decoding revives errors as (see error-classes.ts). */
+  constructor(private readonly classes: ErrorClassRegistry) {}
+
+  /** Encode a value to text. Throws {@link SerializationError} for what it cannot represent. */
+  encode(value: unknown): string {
+    return encode(value);
+  }
+
+  /** Decode text written by {@link encode}. */
+  decode<T = unknown>(text: string): T {
+    return fromJson(JSON.parse(text) as Json, this.classes) as T;
+  }
+
+  /**
+   * Encode `value`, and give back what decoding the text gives (`view`), so that the first
+   * run sees what a replay will. Plain JSON data is its own view: no copy is made.
+   * @param maxDepth nesting allowed (default: {@link MAX_DEPTH}).
+   */
+  record(value: unknown, maxDepth = MAX_DEPTH): { text: string; view: unknown } {
+    const plain = plainText(value);
+    if (plain !== undefined) return { text: plain, view: value };
+    const tree = walk(value, maxDepth);
+    return { text: JSON.stringify(tree), view: fromJson(tree, this.classes) };
+  }
+}
+
+/**
+ * A codec that also revives `errors`, classes of your own (see `defineWorkflow({ errors })`).
+ * A runtime makes its own from its options; use this one to decode logs elsewhere alike.
+ * @param options.errors classes to revive (default: none; Skein's and built-in errors always are).
+ */
+export function createCodec(options: { errors?: readonly ErrorClass[] } = {}): Codec {
+  return new Codec(new ErrorClassRegistry(options.errors ?? [], 'createCodec'));
+}
+
+/** The codec of {@link encode} and {@link decode}: Skein's and built-in error classes only. */
+export const defaultCodec: Codec = new Codec(new ErrorClassRegistry([]));
 
 /** Encode a value to text. Throws {@link SerializationError} for what it cannot represent. */
 export function encode(value: unknown): string {
   // Most payloads are plain JSON data, whose text is JSON.stringify's: no copy to build.
-  if (isPlainJson(value, 0)) return JSON.stringify(value);
-  return JSON.stringify(toJson(value, '$', new Set()));
+  return plainText(value) ?? JSON.stringify(walk(value, MAX_DEPTH));
+}
+
+/** {@link encode} allowing `maxDepth` levels of nesting (a snapshot holds payloads a few levels down). */
+export function encodeAtDepth(value: unknown, maxDepth: number): string {
+  return plainText(value) ?? JSON.stringify(walk(value, maxDepth));
+}
+
+/** Decode text written by {@link encode}, reviving Skein's and built-in error classes. */
+export function decode<T = unknown>(text: string): T {
+  return defaultCodec.decode<T>(text);
 }
 
 /** Nesting the plain-data check follows; deeper values (and cycles) take the full walk. */
 const MAX_PLAIN_DEPTH = 64;
 
+/** JSON.stringify's text of `value` when it is plain JSON data (see {@link isPlainJson}), else undefined. */
+function plainText(value: unknown): string | undefined {
+  try {
+    return isPlainJson(value, 0) ? JSON.stringify(value) : undefined;
+  } catch {
+    // Reading it threw (a getter, a proxy): the full walk reads it again and names where.
+    return undefined;
+  }
+}
+
 /**
  * True when `value` is JSON data that the full walk would copy unchanged: strings, booleans,
- * finite numbers other than -0, null, and arrays and plain objects of those, with no `$t` key.
- * Anything else (undefined, a hole, a Date, a function, a `toJSON`, …) returns false and is
- * encoded, or refused, by the full walk.
+ * finite numbers other than -0, null, and arrays and plain objects of those, with no `$t` key
+ * and no own `toJSON`. Anything else (undefined, a hole, a Date, a function, bytes, …) returns
+ * false and is encoded, or refused, by the full walk.
  */
 function isPlainJson(value: unknown, depth: number): boolean {
   switch (typeof value) {
@@ -40,7 +112,7 @@ function isPlainJson(value: unknown, depth: number): boolean {
       return Number.isFinite(value) && !Object.is(value, -0);
     case 'object': {
       if (value === null) return true;
-      if (depth >= MAX_PLAIN_DEPTH) return false;
+      if (depth >= MAX_PLAIN_DEPTH || Object.hasOwn(value, 'toJSON')) return false;
       const proto = Object.getPrototypeOf(value);
       if (proto === Array.prototype) {
         const array = value as unknown[];
@@ -56,11 +128,6 @@ function isPlainJson(value: unknown, depth: number): boolean {
     default:
       return false;
   }
-}
-
-/** Decode text written by {@link encode}. */
-export function decode<T = unknown>(text: string): T {
-  return fromJson(JSON.parse(text) as Json) as T;
 }
 
 /** Byte length of encoded text, as stores count it (UTF-8). */
@@ -79,7 +146,22 @@ export function assertPayloadSize(executionId: string, where: string, text: stri
   if (bytes > limit) throw new PayloadTooLargeError(executionId, where, bytes, limit);
 }
 
-function toJson(value: unknown, path: string, seen: Set<object>): Json {
+/** One full walk: the objects on the current path (cycles) and the nesting allowed. */
+interface Walk {
+  seen: Set<object>;
+  maxDepth: number;
+}
+
+/** The tree form of `value`; every failure to record it is a {@link SerializationError}. */
+function walk(value: unknown, maxDepth: number): Json {
+  try {
+    return toJson(value, '$', { seen: new Set(), maxDepth }, 0);
+  } catch (error) {
+    throw asSerializationError(error, '$');
+  }
+}
+
+function toJson(value: unknown, path: string, walk: Walk, depth: number): Json {
   switch (typeof value) {
     case 'string':
     case 'boolean':
@@ -92,68 +174,99 @@ function toJson(value: unknown, path: string, seen: Set<object>): Json {
     case 'bigint':
       return { [TAG]: 'b', v: value.toString() };
     case 'object':
-      return value === null ? null : objectToJson(value, path, seen);
+      return value === null ? null : objectToJson(value, path, walk, depth);
     default:
       throw new SerializationError(path, `a ${typeof value} has no recorded form`);
   }
 }
 
-function objectToJson(value: object, path: string, seen: Set<object>): Json {
-  if (seen.has(value)) throw new SerializationError(path, 'it refers back to itself (a cycle)');
-  seen.add(value);
+function objectToJson(value: object, path: string, walk: Walk, depth: number): Json {
+  if (depth >= walk.maxDepth)
+    throw new SerializationError(path, `it is nested deeper than ${walk.maxDepth} levels`);
+  if (walk.seen.has(value)) throw new SerializationError(path, 'it refers back to itself (a cycle)');
+  walk.seen.add(value);
   try {
-    if (Array.isArray(value)) return value.map((item, i) => toJson(item, `${path}[${i}]`, seen));
-    if (value instanceof Date) {
-      const time = value.getTime();
-      return { [TAG]: 'd', v: Number.isNaN(time) ? 'invalid' : value.toISOString() };
-    }
-    if (value instanceof Map) {
-      return {
-        [TAG]: 'm',
-        v: [...value].map(([k, v], i) => [
-          toJson(k, `${path}<key ${i}>`, seen),
-          toJson(v, `${path}<value ${i}>`, seen),
-        ]),
-      };
-    }
-    if (value instanceof Set)
-      return { [TAG]: 's', v: [...value].map((item, i) => toJson(item, `${path}<${i}>`, seen)) };
-    if (value instanceof Error) return { [TAG]: 'e', v: errorToJson(value, path, seen) };
-    const proto = Object.getPrototypeOf(value);
-    if (proto !== Object.prototype && proto !== null) {
-      const name = (proto?.constructor as { name?: string } | undefined)?.name ?? 'unknown';
-      throw new SerializationError(path, `an instance of ${name} is not plain data`);
-    }
-    const out: { [key: string]: Json } = {};
-    for (const key of Object.keys(value)) {
-      setOwn(out, key, toJson((value as Record<string, unknown>)[key], `${path}.${key}`, seen));
-    }
-    return Object.hasOwn(out, TAG) ? { [TAG]: 'o', v: out } : out;
+    return objectBody(value, path, walk, depth + 1);
+  } catch (error) {
+    throw asSerializationError(error, path);
   } finally {
-    seen.delete(value);
+    walk.seen.delete(value);
   }
 }
 
-function errorToJson(error: Error, path: string, seen: Set<object>): Json {
-  const out: { [key: string]: Json } = { name: error.name, message: error.message };
-  if (error.stack !== undefined) out.stack = error.stack;
-  for (const key of Object.keys(error)) {
-    if (key === 'name' || key === 'message' || key === 'stack' || key === 'cause') continue;
-    const field = (error as unknown as Record<string, unknown>)[key];
-    if (typeof field === 'function') continue;
-    setOwn(out, key, toJson(field, `${path}.${key}`, seen));
+const TO_JSON_REASON =
+  'it has a toJSON method; the codec records the value itself, never what toJSON returns (record that instead)';
+
+function objectBody(value: object, path: string, walk: Walk, depth: number): Json {
+  const nested = (item: unknown, at: string) => toJson(item, at, walk, depth);
+  if (Array.isArray(value)) {
+    if (typeof (value as { toJSON?: unknown }).toJSON === 'function')
+      throw new SerializationError(path, TO_JSON_REASON);
+    const out: Json[] = [];
+    for (let i = 0; i < value.length; i++) out.push(nested(read(value, i, `${path}[${i}]`), `${path}[${i}]`));
+    return out;
   }
-  if ('cause' in error) out.cause = toJson(error.cause, `${path}.cause`, seen);
-  return out;
+  if (value instanceof Date) {
+    const time = value.getTime();
+    return { [TAG]: 'd', v: Number.isNaN(time) ? 'invalid' : value.toISOString() };
+  }
+  if (value instanceof Map)
+    return {
+      [TAG]: 'm',
+      v: [...value].map(([k, v], i) => [nested(k, `${path}<key ${i}>`), nested(v, `${path}<value ${i}>`)]),
+    };
+  if (value instanceof Set)
+    return { [TAG]: 's', v: [...value].map((item, i) => nested(item, `${path}<${i}>`)) };
+  if (value instanceof Error) return errorToJson(value, path, nested);
+  const proto = Object.getPrototypeOf(value);
+  if (value instanceof Uint8Array) return bytesToJson(value, proto, path);
+  if (proto !== Object.prototype && proto !== null)
+    throw new SerializationError(path, `an instance of ${className(proto)} is not plain data`);
+  if (typeof (value as { toJSON?: unknown }).toJSON === 'function')
+    throw new SerializationError(path, TO_JSON_REASON);
+  const out: { [key: string]: Json } = {};
+  for (const key of Object.keys(value))
+    setOwn(out, key, nested(read(value, key, `${path}.${key}`), `${path}.${key}`));
+  return Object.hasOwn(out, TAG) ? { [TAG]: 'o', v: out } : out;
 }
 
-function fromJson(json: Json): unknown {
+/** A Uint8Array as `y`, a Buffer as `B`, both base64; other views (and subclasses) are refused. */
+function bytesToJson(bytes: Uint8Array, proto: unknown, path: string): Json {
+  const tag = proto === Uint8Array.prototype ? 'y' : proto === Buffer.prototype ? 'B' : undefined;
+  if (tag === undefined)
+    throw new SerializationError(
+      path,
+      `an instance of ${className(proto)} is not plain data (Uint8Array and Buffer are)`,
+    );
+  return { [TAG]: tag, v: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64') };
+}
+
+/** `target[key]`, with a throwing getter refused at the field's own path. */
+function read(target: object, key: string | number, path: string): unknown {
+  try {
+    return (target as Record<string | number, unknown>)[key];
+  } catch (error) {
+    throw asSerializationError(error, path);
+  }
+}
+
+function className(proto: unknown): string {
+  return (proto as { constructor?: { name?: string } } | null)?.constructor?.name ?? 'unknown';
+}
+
+/** `error` itself when it is a {@link SerializationError}; else one at `path` with it as `cause`. */
+function asSerializationError(error: unknown, path: string): SerializationError {
+  if (error instanceof SerializationError) return error;
+  return new SerializationError(path, `reading it threw ${describeThrown(error)}`, { cause: error });
+}
+
+function fromJson(json: Json, classes: ErrorClassRegistry): unknown {
   if (json === null || typeof json !== 'object') return json;
-  if (Array.isArray(json)) return json.map(fromJson);
+  if (Array.isArray(json)) return json.map((item) => fromJson(item, classes));
   const tag = json[TAG];
   if (typeof tag !== 'string') {
     const out: Record<string, unknown> = {};
-    for (const key of Object.keys(json)) setOwn(out, key, fromJson(json[key] as Json));
+    for (const key of Object.keys(json)) setOwn(out, key, fromJson(json[key] as Json, classes));
     return out;
   }
   const v = json.v as Json;
@@ -167,35 +280,24 @@ function fromJson(json: Json): unknown {
     case 'd':
       return new Date(v === 'invalid' ? Number.NaN : (v as string));
     case 'm':
-      return new Map((v as [Json, Json][]).map(([k, val]) => [fromJson(k), fromJson(val)]));
+      return new Map((v as [Json, Json][]).map(([k, val]) => [fromJson(k, classes), fromJson(val, classes)]));
     case 's':
-      return new Set((v as Json[]).map(fromJson));
+      return new Set((v as Json[]).map((item) => fromJson(item, classes)));
     case 'e':
-      return errorFromJson(v as { [key: string]: Json });
+      return errorFromJson(json, classes, (nested) => fromJson(nested, classes));
+    case 'y':
+      return new Uint8Array(Buffer.from(v as string, 'base64'));
+    case 'B':
+      return Buffer.from(v as string, 'base64');
     case 'o': {
       const out: Record<string, unknown> = {};
-      for (const [key, val] of Object.entries(v as { [key: string]: Json })) setOwn(out, key, fromJson(val));
+      for (const [key, val] of Object.entries(v as { [key: string]: Json }))
+        setOwn(out, key, fromJson(val, classes));
       return out;
     }
     default:
       throw new SerializationError('$', `unknown codec tag "${tag}"`);
   }
-}
-
-function errorFromJson(fields: { [key: string]: Json }): Error {
-  const { name, message, stack, cause, ...rest } = fields;
-  const error = new Error(
-    String(message ?? ''),
-    cause === undefined ? undefined : { cause: fromJson(cause) },
-  );
-  Object.defineProperty(error, 'name', {
-    value: String(name ?? 'Error'),
-    writable: true,
-    configurable: true,
-  });
-  if (typeof stack === 'string') error.stack = stack;
-  for (const [key, val] of Object.entries(rest)) setOwn(error, key, fromJson(val));
-  return error;
 }
 
 /**

@@ -23,10 +23,11 @@ import {
   StepFailedError,
   StepTimeoutError,
 } from './errors.js';
-import type { CallKind } from './events.js';
+import type { CallKind, EventType } from './events.js';
 import type { CallRecord, ExecutionState } from './fold.js';
 import { newId } from './ids.js';
 import type { LogWriter } from './log-writer.js';
+import { recordableError, shrunkError } from './recordable-error.js';
 import { resolveRetryPolicy, retryDelay } from './retry.js';
 import type { Awaiting, RunFeatures, RunInternals } from './run-features.js';
 import { waitForSignal } from './signal-wait.js';
@@ -106,7 +107,7 @@ export class ExecutionRun implements WorkflowContext {
         const error = new CancelledError(this.executionId, cancel.reason);
         return await this.end('EXECUTION_CANCELLED', { error, reason: cancel.reason });
       }
-      if (!settled.ok) return await this.end('EXECUTION_FAILED', { error: recordableError(settled.error) });
+      if (!settled.ok) return await this.fail(settled.error);
       this.checkReachedEnd();
       return await this.complete(settled.value);
     } finally {
@@ -225,12 +226,13 @@ export class ExecutionRun implements WorkflowContext {
       try {
         const output = await this.invoke(name, fn, options.timeoutMs, attempt);
         this.assertUsable();
-        this.writer.record(
+        const state = this.writer.record(
           'STEP_COMPLETED',
           { position, name, kind: 'step', output, attempt },
           `output of step "${name}"`,
         );
-        return output;
+        // The output as the log holds it, as a replay returns it (adr/0020).
+        return state.calls[position]?.output as T;
       } catch (error) {
         this.assertUsable();
         retry = this.stepFailed(position, name, options, attempt, error);
@@ -276,23 +278,47 @@ export class ExecutionRun implements WorkflowContext {
     error: unknown,
   ): { wakeAt: number; timerId: string } {
     const policy = resolveRetryPolicy(options.retry);
-    const recorded = recordableError(error);
+    const where = `error of step "${name}"`;
     if (isUnretryable(error) || attempt >= policy.maxAttempts) {
-      this.writer.record(
-        'STEP_FAILED',
-        { position, name, attempt, error: recorded },
-        `error of step "${name}"`,
-      );
-      throw new StepFailedError(this.executionId, name, attempt, { cause: error });
+      const state = this.recordFailure('STEP_FAILED', error, where, (recorded) => ({
+        position,
+        name,
+        attempt,
+        error: recorded,
+      }));
+      // The cause as the log holds it, as a replay throws it (adr/0020).
+      throw new StepFailedError(this.executionId, name, attempt, { cause: state.calls[position]?.error });
     }
     const retryAt = this.host.clock() + retryDelay(policy, attempt, `${this.executionId}#${position}`);
     const timerId = newId();
-    this.writer.record(
-      'STEP_FAILED',
-      { position, name, attempt, error: recorded, retryAt, timerId },
-      `error of step "${name}"`,
-    );
+    this.recordFailure('STEP_FAILED', error, where, (recorded) => ({
+      position,
+      name,
+      attempt,
+      error: recorded,
+      retryAt,
+      timerId,
+    }));
     return { wakeAt: retryAt, timerId };
+  }
+
+  /**
+   * Record a failure with `error` as the log can hold it; an error over the payload limit is
+   * recorded cut down, so that a failure is always recorded.
+   */
+  private recordFailure(
+    type: EventType,
+    error: unknown,
+    where: string,
+    payload: (recorded: unknown) => object,
+  ): ExecutionState {
+    const recorded = recordableError(error);
+    try {
+      return this.writer.record(type, payload(recorded), where);
+    } catch (refused) {
+      if (!(refused instanceof PayloadTooLargeError)) throw refused;
+      return this.writer.record(type, payload(shrunkError(recorded, refused.limit)), where);
+    }
   }
 
   private sleepAt(name: string, dueAt: () => number): Promise<void> {
@@ -417,18 +443,26 @@ export class ExecutionRun implements WorkflowContext {
       }
       encode(output);
     } catch (error) {
-      return this.end('EXECUTION_FAILED', { error: recordableError(error) });
+      return this.fail(error);
     }
     try {
       return await this.end('EXECUTION_COMPLETED', { output });
     } catch (error) {
       if (!(error instanceof PayloadTooLargeError)) throw error;
-      return this.end('EXECUTION_FAILED', { error: recordableError(error) });
+      return this.fail(error);
     }
   }
 
+  private async fail(error: unknown): Promise<RunOutcome> {
+    const state = this.recordFailure('EXECUTION_FAILED', error, 'workflow error', (recorded) => ({
+      error: recorded,
+    }));
+    await this.writer.flush();
+    return { kind: 'terminal', state };
+  }
+
   private async end(
-    type: 'EXECUTION_COMPLETED' | 'EXECUTION_FAILED' | 'EXECUTION_CANCELLED',
+    type: 'EXECUTION_COMPLETED' | 'EXECUTION_CANCELLED',
     payload: object,
   ): Promise<RunOutcome> {
     const state = this.writer.record(
@@ -470,21 +504,4 @@ function isUnretryable(error: unknown): boolean {
     error instanceof PayloadTooLargeError ||
     error instanceof NonDeterminismError
   );
-}
-
-/** The error as the log can hold it: itself when the codec takes it, else its name, message and stack. */
-export function recordableError(error: unknown): unknown {
-  try {
-    encode(error);
-    return error;
-  } catch {
-    // The codec refused a field of the error: keep what every error has.
-    if (error instanceof Error) {
-      const plain = new Error(error.message);
-      plain.name = error.name;
-      if (error.stack !== undefined) plain.stack = error.stack;
-      return plain;
-    }
-    return String(error);
-  }
 }

@@ -9,7 +9,17 @@ export {
 } from './append-checks.js';
 export type { CancelResult } from './cancellation.js';
 export { defaultChildId } from './child-call.js';
-export { assertPayloadSize, DEFAULT_MAX_PAYLOAD_BYTES, decode, encode, encodedBytes } from './codec.js';
+export {
+  assertPayloadSize,
+  Codec,
+  createCodec,
+  DEFAULT_MAX_PAYLOAD_BYTES,
+  decode,
+  defaultCodec,
+  encode,
+  encodedBytes,
+  MAX_DEPTH,
+} from './codec.js';
 export type {
   ChildOptions,
   StepInfo,
@@ -47,7 +57,7 @@ export {
   type TimerFiredPayload,
   type TimerScheduledPayload,
 } from './events.js';
-export { type RunOutcome, recordableError } from './execution-run.js';
+export type { RunOutcome } from './execution-run.js';
 export {
   applyEvent,
   type CallRecord,
@@ -78,6 +88,7 @@ export {
   MemoryTimerStore,
   openMemoryStores,
 } from './memory/index.js';
+export { recordableError } from './recordable-error.js';
 export {
   type AbandonedPredicate,
   type RecoverAbandonedOptions,

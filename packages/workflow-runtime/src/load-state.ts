@@ -1,40 +1,56 @@
 /** Reading executions back: state from the newest snapshot plus the events after it (L5). */
-import { decode, encode } from './codec.js';
+import { type Codec, defaultCodec, encodeAtDepth, MAX_DEPTH } from './codec.js';
 import type { Envelope, StoredEvent } from './events.js';
 import { type ExecutionState, fold } from './fold.js';
 import type { EventStore, SnapshotStore, Stores } from './spi.js';
 
-/** Decode a stored event into an envelope. */
-export function toEnvelope(event: StoredEvent): Envelope {
+/**
+ * A snapshot holds payloads a few levels down (`state.calls[i].output`): room for those, so
+ * any state whose events could be recorded can be snapshotted.
+ */
+const SNAPSHOT_DEPTH = MAX_DEPTH + 8;
+
+/**
+ * Decode a stored event into an envelope.
+ * @param codec revives recorded errors (default: Skein's and built-in classes only).
+ */
+export function toEnvelope(event: StoredEvent, codec: Codec = defaultCodec): Envelope {
   return {
     executionId: event.executionId,
     seq: event.seq,
     envelopeId: event.envelopeId,
     type: event.type,
-    payload: decode(event.payload),
+    payload: codec.decode(event.payload),
     fence: event.fence,
     recordedAt: new Date(event.recordedAt),
   };
 }
 
-/** Every event of an execution, decoded, in seq order. */
-export async function readHistory(events: EventStore, executionId: string): Promise<Envelope[]> {
-  return (await events.read(executionId, 0)).map(toEnvelope);
+/** Every event of an execution, decoded with `codec` (default: {@link defaultCodec}), in seq order. */
+export async function readHistory(
+  events: EventStore,
+  executionId: string,
+  codec: Codec = defaultCodec,
+): Promise<Envelope[]> {
+  return (await events.read(executionId, 0)).map((event) => toEnvelope(event, codec));
 }
 
 /**
  * The folded state of an execution: the newest snapshot, then only the events after it.
  * Null when the execution does not exist.
+ * @param codec revives recorded errors (default: Skein's and built-in classes only); a
+ *   runtime passes its own, which also revives the classes its workflows register.
  */
 export async function loadState(
   stores: Pick<Stores, 'events' | 'snapshots'>,
   executionId: string,
+  codec: Codec = defaultCodec,
 ): Promise<ExecutionState | null> {
   const snapshot = await stores.snapshots.latest(executionId);
-  const base = snapshot === null ? null : decode<ExecutionState>(snapshot.state);
+  const base = snapshot === null ? null : codec.decode<ExecutionState>(snapshot.state);
   const events = await stores.events.read(executionId, snapshot === null ? 0 : snapshot.seq + 1);
   return fold(
-    events.map((event) => ({ ...event, payload: decode(event.payload) })),
+    events.map((event) => ({ ...event, payload: codec.decode(event.payload) })),
     base,
   );
 }
@@ -62,7 +78,11 @@ async function putSnapshot(
   onError: (error: unknown, context: string) => void,
 ): Promise<void> {
   try {
-    await snapshots.put({ executionId: state.executionId, seq: state.sequence, state: encode(state) });
+    await snapshots.put({
+      executionId: state.executionId,
+      seq: state.sequence,
+      state: encodeAtDepth(state, SNAPSHOT_DEPTH),
+    });
   } catch (error) {
     onError(error, `snapshot of execution "${state.executionId}" at seq ${state.sequence}`);
   }

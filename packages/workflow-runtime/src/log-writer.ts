@@ -5,7 +5,7 @@
  * function runs and before an outcome is reported. So a step costs one append, and events
  * recorded between two steps (its completion, `now()`, the next step's start) share it.
  */
-import { assertPayloadSize, encode } from './codec.js';
+import { assertPayloadSize, type Codec, defaultCodec } from './codec.js';
 import { StaleFenceError, StartFencedOutError } from './errors.js';
 import type { EventType } from './events.js';
 import { applyEvent, type ExecutionState } from './fold.js';
@@ -22,6 +22,8 @@ export interface LogWriterOptions {
   nextSeq: number;
   maxPayloadBytes: number;
   clock: () => number;
+  /** Encodes the payloads and gives the views the state holds (default: {@link defaultCodec}). */
+  codec?: Codec;
   /**
    * Called after a flush when the state is exactly the durable log; `fromSeq` is the flush's
    * first seq. The flush waits for the promise it returns, if any.
@@ -66,14 +68,20 @@ export class LogWriter {
     return this.failure;
   }
 
+  /** The codec this writer encodes with; decoding with it gives what the log holds. */
+  get codec(): Codec {
+    return this.options.codec ?? defaultCodec;
+  }
+
   /**
    * Record an event. Encodes now: a value the codec refuses or one over the size limit
-   * throws here and nothing is recorded.
+   * throws here and nothing is recorded. The state gets the payload as decoding the log
+   * gives it (adr/0020), so the first run sees what a replay sees.
    * @param where what the payload is, for error messages.
    */
   record(type: EventType, payload: unknown, where: string): ExecutionState {
     if (this.failure !== undefined) throw this.failure;
-    const text = encode(payload);
+    const { text, view } = this.codec.record(payload);
     assertPayloadSize(this.options.executionId, where, text, this.options.maxPayloadBytes);
     const recordedAt = this.options.clock();
     const seq = this.bufferStart + this.buffer.length;
@@ -82,7 +90,7 @@ export class LogWriter {
       executionId: this.options.executionId,
       seq,
       type,
-      payload,
+      payload: view,
       fence: this.options.fence,
       recordedAt,
     });

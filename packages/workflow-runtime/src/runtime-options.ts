@@ -1,5 +1,6 @@
 /** The runtime's public option and handle types, and the schemas its entry points validate with. */
 import { z } from 'zod';
+import type { ErrorClass } from './errors.js';
 import type { ExecutionState } from './fold.js';
 import { MAX_EXECUTION_ID_LENGTH } from './ids.js';
 import type { LeaseOptions } from './leases.js';
@@ -11,6 +12,11 @@ export interface RuntimeOptions {
   stores: Stores;
   /** Every workflow (and version) this runtime may run. */
   workflows: readonly AnyWorkflow[];
+  /**
+   * Error classes of your own that recorded errors come back as, besides those the workflows
+   * register with `defineWorkflow({ errors })` (default: none; see docs/errors.md).
+   */
+  errors?: readonly ErrorClass[];
   /** Save a snapshot every this many events (default: 100; 0 turns snapshots off). */
   snapshotEvery?: number;
   /** Largest encoded payload of one event in bytes (default: 1 MiB). */

@@ -5,8 +5,9 @@
  */
 import { z } from 'zod';
 import { type CancelResult, cancelExecution } from './cancellation.js';
-import { assertPayloadSize, DEFAULT_MAX_PAYLOAD_BYTES, encode } from './codec.js';
+import { assertPayloadSize, Codec, DEFAULT_MAX_PAYLOAD_BYTES, encode } from './codec.js';
 import { deadLetterExecution } from './dead-letter.js';
+import { checkedErrorClasses, ErrorClassRegistry } from './error-classes.js';
 import {
   ExecutionAlreadyExistsError,
   ExecutionFailedError,
@@ -68,6 +69,8 @@ export class Runtime {
   readonly stores: Stores;
   readonly nodeId: string;
   private readonly registry: WorkflowRegistry;
+  /** Encodes payloads and revives recorded errors, with the classes of `errors` and the workflows'. */
+  readonly codec: Codec;
   private readonly clock: () => number;
   private readonly maxPayloadBytes: number;
   private readonly snapshotEvery: number;
@@ -88,6 +91,9 @@ export class Runtime {
   constructor(options: RuntimeOptions) {
     this.stores = options.stores;
     this.registry = new WorkflowRegistry(options.workflows);
+    const errors = [...checkedErrorClasses(options.errors ?? [], 'createRuntime')];
+    for (const workflow of options.workflows) errors.push(...(workflow.errors ?? []));
+    this.codec = new Codec(new ErrorClassRegistry(errors, 'createRuntime'));
     this.clock = options.clock ?? Date.now;
     this.maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
     this.snapshotEvery = options.snapshotEvery ?? 100;
@@ -309,12 +315,12 @@ export class Runtime {
 
   /** The folded state of an execution, from its newest snapshot and the events after it; null if none. */
   loadState(executionId: string): Promise<ExecutionState | null> {
-    return loadState(this.stores, executionId);
+    return loadState(this.stores, executionId, this.codec);
   }
 
   /** The log of an execution, decoded, in seq order. */
   history(executionId: string): Promise<Envelope[]> {
-    return readHistory(this.stores.events, executionId);
+    return readHistory(this.stores.events, executionId, this.codec);
   }
 
   /** Wait for the execution to end; resolve with its output or reject with `ExecutionFailedError`. */
@@ -582,6 +588,7 @@ export class Runtime {
         nextSeq,
         maxPayloadBytes: this.maxPayloadBytes,
         clock: this.clock,
+        codec: this.codec,
         onDurable:
           every > 0
             ? (durable, fromSeq) => saveSnapshot(this.stores.snapshots, durable, fromSeq, every, this.onError)

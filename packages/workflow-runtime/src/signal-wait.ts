@@ -4,7 +4,6 @@
  * block until one arrives, with a durable timeout timer when `timeoutMs` is given.
  */
 
-import { decode } from './codec.js';
 import type { WaitForSignalOptions } from './context-api.js';
 import { UnknownSignalError } from './errors.js';
 import type { SignalReceivedPayload } from './events.js';
@@ -30,7 +29,7 @@ export async function waitForSignal<T>(
   const inbox = await run.track(() => featuresOf(run, 'ctx.waitForSignal').signals.pending(run.executionId));
   const signal = oldestUnconsumed(run, inbox, name);
   if (signal !== undefined) {
-    const payload = decode(signal.payload);
+    const payload = run.writer.codec.decode(signal.payload);
     const received: SignalReceivedPayload = { position, name, signalId: signal.signalId, payload };
     const timeoutTimer = record?.timerId;
     run.writer.record('SIGNAL_RECEIVED', received, where);

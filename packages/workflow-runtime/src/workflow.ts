@@ -1,7 +1,15 @@
 /** Workflow definitions and the registry a runtime resolves them from. */
 import type { z } from 'zod';
 import type { WorkflowContext } from './context-api.js';
-import { InvalidInputError, UnknownWorkflowError, type ValidationIssue } from './errors.js';
+import { describeThrown } from './describe-thrown.js';
+import { checkedErrorClasses } from './error-classes.js';
+import {
+  DuplicateWorkflowError,
+  type ErrorClass,
+  InvalidInputError,
+  UnknownWorkflowError,
+  type ValidationIssue,
+} from './errors.js';
 
 /** A zod schema (or anything with zod's `safeParse`). */
 export type Schema<T = unknown, In = unknown> = z.ZodType<T, In>;
@@ -22,6 +30,14 @@ export interface WorkflowSpec<In, Out, Raw = In> {
    * and `ctx.waitForSignal` parses with it unless given another (default: none accepted).
    */
   signals?: Readonly<Record<string, Schema>>;
+  /**
+   * Error classes of your own that the body tells apart (`instanceof`): a recorded error of
+   * one of these classes (a step's failure, a child's error) comes back as an instance of it,
+   * live and on replay alike. Any other class comes back as its nearest built-in or Skein
+   * ancestor (`Error`, `TypeError`, …) with its name, message, fields and cause; see
+   * docs/errors.md (default: none).
+   */
+  errors?: readonly ErrorClass[];
   /** The workflow body. Every side effect belongs in `ctx.step`. */
   run(ctx: WorkflowContext, input: In): Promise<Out>;
 }
@@ -34,6 +50,8 @@ export interface WorkflowDefinition<In = unknown, Out = unknown, Raw = In> {
   readonly output: Schema<Out> | undefined;
   /** Declared signals and their payload schemas (empty when none). */
   readonly signals: Readonly<Record<string, Schema>>;
+  /** Error classes the codec revives for this workflow (empty when none). */
+  readonly errors?: readonly ErrorClass[];
   run(ctx: WorkflowContext, input: In): Promise<Out>;
 }
 
@@ -72,19 +90,28 @@ export function defineWorkflow<In, Out, Raw = In>(
     if (typeof schema?.safeParse !== 'function')
       throw new TypeError(`defineWorkflow("${spec.name}"): signal "${signal}" must have a zod schema`);
   }
+  const errors = Object.freeze(checkedErrorClasses(spec.errors ?? [], `defineWorkflow("${spec.name}")`));
   return Object.freeze({
     name: spec.name,
     version,
     input: spec.input,
     output: spec.output,
     signals,
+    errors,
     run: spec.run,
   });
 }
 
 /** Parse `value` with `schema`; throw {@link InvalidInputError} naming each bad field. */
 export function parseWith<T>(schema: Schema<T>, value: unknown, where: string, root: string): T {
-  const result = schema.safeParse(value);
+  let result: ReturnType<Schema<T>['safeParse']>;
+  try {
+    result = schema.safeParse(value);
+  } catch (error) {
+    // The schema read a field whose getter threw (or a refinement threw): refused all the same.
+    const message = `reading it threw ${describeThrown(error)}`;
+    throw new InvalidInputError(where, [{ path: root, message }], { cause: error });
+  }
   if (result.success) return result.data;
   const issues: ValidationIssue[] = result.error.issues.map((issue) => ({
     path: [root, ...issue.path.map(String)].join('.'),
@@ -101,7 +128,7 @@ export class WorkflowRegistry {
     for (const workflow of workflows) {
       const versions = this.byName.get(workflow.name) ?? new Map<number, AnyWorkflow>();
       if (versions.has(workflow.version)) {
-        throw new TypeError(`workflow "${workflow.name}" version ${workflow.version} is registered twice`);
+        throw new DuplicateWorkflowError(workflow.name, workflow.version);
       }
       versions.set(workflow.version, workflow);
       this.byName.set(workflow.name, versions);

@@ -1,8 +1,9 @@
 /**
- * docs/architecture.md#the-log: one codec for every payload, JSON plus Date, BigInt, Map, Set, undefined and
- * Error; anything else is refused with a SerializationError naming where it is.
+ * docs/architecture.md#the-log: one codec for every payload, JSON plus Date, BigInt, Map, Set,
+ * undefined, Error, Uint8Array and Buffer; anything else is refused with a SerializationError
+ * naming where it is.
  */
-import { decode, encode, SerializationError } from '@skein/workflow-runtime';
+import { createCodec, decode, defaultCodec, encode, SerializationError } from '@skein/workflow-runtime';
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 
@@ -37,6 +38,12 @@ const { value } = fc.letrec((tie) => ({
     fc.string(),
     fc.bigInt(),
     fc.date({ noInvalidDate: false }),
+    fc.uint8Array({ maxLength: 40 }),
+    fc.uint8Array({ maxLength: 40 }).map((bytes) => Buffer.from(bytes)),
+    // A view into a larger buffer: only the view's own bytes are recorded.
+    fc
+      .tuple(fc.uint8Array({ minLength: 8, maxLength: 40 }), fc.nat(3), fc.nat(3))
+      .map(([bytes, start, end]) => bytes.subarray(start, bytes.length - end)),
   ),
   value: fc.oneof(
     { depthSize: 'small', withCrossShrink: true },
@@ -46,6 +53,7 @@ const { value } = fc.letrec((tie) => ({
     tie('map'),
     tie('set'),
     tie('error'),
+    tie('builtInError'),
   ),
   array: fc.array(tie('value'), { maxLength: 4 }),
   object: fc.dictionary(key, tie('value'), { maxKeys: 4, noNullPrototype: true }),
@@ -65,10 +73,19 @@ const { value } = fc.letrec((tie) => ({
       { requiredKeys: ['name', 'message', 'extra'] },
     )
     .map(makeError),
+  builtInError: fc
+    .record({
+      make: fc.constantFrom(Error, TypeError, RangeError, SyntaxError, ReferenceError, EvalError, URIError),
+      message: fc.string(),
+      cause: fc.option(tie('value'), { nil: undefined }),
+    })
+    .map(({ make, message, cause }) =>
+      cause === undefined ? new make(message) : new make(message, { cause }),
+    ),
 }));
 
 describe('codec round-trip', () => {
-  test('decode(encode(x)) is x for JSON plus Date, BigInt, Map, Set, undefined, non-finite numbers, -0 and Error', () => {
+  test('decode(encode(x)) is x for JSON plus Date, BigInt, Map, Set, undefined, non-finite numbers, -0, Error, Uint8Array and Buffer', () => {
     fc.assert(
       fc.property(value, (original) => {
         const text = encode(original);
@@ -90,6 +107,24 @@ describe('codec round-trip', () => {
     );
   });
 
+  test("record gives encode's text and, as the view, what decoding it gives; plain JSON is its own view", () => {
+    fc.assert(
+      fc.property(value, (original) => {
+        const { text, view } = defaultCodec.record(original);
+        expect(text).toBe(encode(original));
+        expect(view).toStrictEqual(decode(text));
+      }),
+      { numRuns: 300 },
+    );
+    fc.assert(
+      fc.property(fc.jsonValue(), (data) => {
+        const { view } = createCodec().record({ output: data });
+        if (!JSON.stringify(data).includes('"$t":') && !hasNegativeZero(data))
+          expect((view as { output: unknown }).output).toBe(data);
+      }),
+    );
+  });
+
   test('special values that JSON loses survive: undefined at the top, in objects and arrays; NaN, ±Infinity, -0', () => {
     expect(decode(encode(undefined))).toBeUndefined();
     const roundTripped = decode<{ a: unknown; list: unknown[] }>(
@@ -101,6 +136,34 @@ describe('codec round-trip', () => {
     expect(decode(encode(Number.POSITIVE_INFINITY))).toBe(Number.POSITIVE_INFINITY);
     expect(decode(encode(Number.NEGATIVE_INFINITY))).toBe(Number.NEGATIVE_INFINITY);
     expect(Object.is(decode(encode(-0)), -0)).toBe(true);
+  });
+
+  test('bytes round-trip as their own type: a Uint8Array as a Uint8Array, a Buffer as a Buffer', () => {
+    const bytes = new Uint8Array([0, 1, 254, 255]);
+    const back = decode<Uint8Array>(encode(bytes));
+    expect(Object.getPrototypeOf(back)).toBe(Uint8Array.prototype);
+    expect([...back]).toEqual([0, 1, 254, 255]);
+    // Its own memory, not a view into a shared pool.
+    expect(back.byteOffset).toBe(0);
+    expect(back.buffer.byteLength).toBe(4);
+    const buffer = Buffer.from('héllo', 'utf8');
+    const again = decode<{ buffer: Buffer }>(encode({ buffer }));
+    expect(Buffer.isBuffer(again.buffer)).toBe(true);
+    expect(again.buffer.toString('utf8')).toBe('héllo');
+    // A view records only its bytes, whatever the buffer around it holds.
+    const pooled = Buffer.from('abcdef').subarray(2, 4);
+    expect(encode(pooled)).toBe('{"$t":"B","v":"Y2Q="}');
+    expect(decode<Buffer>(encode(pooled)).toString()).toBe('cd');
+  });
+
+  test('other binary views are refused by name; bytes count as base64 text against the payload limit', () => {
+    expect(() => encode(new Int16Array(2))).toThrow(/instance of Int16Array is not plain data/);
+    expect(() => encode(new Uint8ClampedArray(2))).toThrow(/Uint8ClampedArray/);
+    expect(() => encode(new ArrayBuffer(2))).toThrow(/ArrayBuffer/);
+    for (const size of [0, 1, 2, 3, 1_000, 786_432]) {
+      const text = encode(new Uint8Array(size));
+      expect(Buffer.byteLength(text)).toBe(Math.ceil(size / 3) * 4 + '{"$t":"y","v":""}'.length);
+    }
   });
 
   test('Dates keep their time, and an invalid Date stays an invalid Date', () => {
