@@ -18,10 +18,13 @@ import { type ErrorClass, PayloadTooLargeError, SerializationError } from './err
 export const DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024;
 
 /**
- * Deepest nesting the codec records: a value (an array, object, Map, Set or Error) nested
- * deeper is refused. Every value a workflow hands over sits one level into its event.
+ * Deepest nesting of a value the codec records: arrays, objects, Maps, Sets and Errors inside
+ * one another, the value itself counted. Deeper is refused with a {@link SerializationError}.
  */
 export const MAX_DEPTH = 500;
+
+/** Nesting of an event payload: the payload object, then a value of up to {@link MAX_DEPTH}. */
+const PAYLOAD_DEPTH = MAX_DEPTH + 1;
 
 const TAG = '$t';
 
@@ -44,14 +47,14 @@ export class Codec {
   }
 
   /**
-   * Encode `value`, and give back what decoding the text gives (`view`), so that the first
-   * run sees what a replay will. Plain JSON data is its own view: no copy is made.
-   * @param maxDepth nesting allowed (default: {@link MAX_DEPTH}).
+   * Encode an event payload (an object whose fields hold values of up to {@link MAX_DEPTH}
+   * levels), and give back what decoding the text gives (`view`), so that the first run sees
+   * what a replay will. Plain JSON data is its own view: no copy is made.
    */
-  record(value: unknown, maxDepth = MAX_DEPTH): { text: string; view: unknown } {
-    const plain = plainText(value);
-    if (plain !== undefined) return { text: plain, view: value };
-    const tree = walk(value, maxDepth);
+  record(payload: unknown): { text: string; view: unknown } {
+    const plain = plainText(payload);
+    if (plain !== undefined) return { text: plain, view: payload };
+    const tree = walk(payload, PAYLOAD_DEPTH);
     return { text: JSON.stringify(tree), view: fromJson(tree, this.classes) };
   }
 }
@@ -74,9 +77,12 @@ export function encode(value: unknown): string {
   return plainText(value) ?? JSON.stringify(walk(value, MAX_DEPTH));
 }
 
-/** {@link encode} allowing `maxDepth` levels of nesting (a snapshot holds payloads a few levels down). */
-export function encodeAtDepth(value: unknown, maxDepth: number): string {
-  return plainText(value) ?? JSON.stringify(walk(value, maxDepth));
+/**
+ * {@link encode} of a value that holds recorded values `levels` deep (an event payload holds
+ * them one level down, a snapshot's state a few): they may nest {@link MAX_DEPTH} levels each.
+ */
+export function encodeHolding(value: unknown, levels: number): string {
+  return plainText(value) ?? JSON.stringify(walk(value, MAX_DEPTH + levels));
 }
 
 /** Decode text written by {@link encode}, reviving Skein's and built-in error classes. */
@@ -182,7 +188,7 @@ function toJson(value: unknown, path: string, walk: Walk, depth: number): Json {
 
 function objectToJson(value: object, path: string, walk: Walk, depth: number): Json {
   if (depth >= walk.maxDepth)
-    throw new SerializationError(path, `it is nested deeper than ${walk.maxDepth} levels`);
+    throw new SerializationError(path, `it is nested deeper than ${MAX_DEPTH} levels`);
   if (walk.seen.has(value)) throw new SerializationError(path, 'it refers back to itself (a cycle)');
   walk.seen.add(value);
   try {

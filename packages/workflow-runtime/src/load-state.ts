@@ -1,14 +1,14 @@
 /** Reading executions back: state from the newest snapshot plus the events after it (L5). */
-import { type Codec, defaultCodec, encodeAtDepth, MAX_DEPTH } from './codec.js';
+import { type Codec, defaultCodec, encodeHolding } from './codec.js';
 import type { Envelope, StoredEvent } from './events.js';
 import { type ExecutionState, fold } from './fold.js';
 import type { EventStore, SnapshotStore, Stores } from './spi.js';
 
 /**
- * A snapshot holds payloads a few levels down (`state.calls[i].output`): room for those, so
- * any state whose events could be recorded can be snapshotted.
+ * A snapshot's state holds recorded values a few levels down (`state.calls[i].output`, three):
+ * room for those, so any state whose events could be recorded can be snapshotted.
  */
-const SNAPSHOT_DEPTH = MAX_DEPTH + 8;
+const SNAPSHOT_LEVELS = 8;
 
 /**
  * Decode a stored event into an envelope.
@@ -81,7 +81,7 @@ async function putSnapshot(
     await snapshots.put({
       executionId: state.executionId,
       seq: state.sequence,
-      state: encodeAtDepth(state, SNAPSHOT_DEPTH),
+      state: encodeHolding(state, SNAPSHOT_LEVELS),
     });
   } catch (error) {
     onError(error, `snapshot of execution "${state.executionId}" at seq ${state.sequence}`);

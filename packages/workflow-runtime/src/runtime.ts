@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { type CancelResult, cancelExecution } from './cancellation.js';
-import { assertPayloadSize, Codec, DEFAULT_MAX_PAYLOAD_BYTES, encode } from './codec.js';
+import { Codec, DEFAULT_MAX_PAYLOAD_BYTES } from './codec.js';
 import { deadLetterExecution } from './dead-letter.js';
 import { checkedErrorClasses, ErrorClassRegistry } from './error-classes.js';
 import {
@@ -414,12 +414,7 @@ export class Runtime {
     const input = parseWith(definition.input, rawInput, `input of workflow "${definition.name}"`, 'input');
     const started: StartedPayload = { workflow: definition.name, version: definition.version, input };
     if (parentId !== undefined) started.parentId = parentId;
-    assertPayloadSize(
-      executionId,
-      `input of workflow "${definition.name}"`,
-      encode(started),
-      this.maxPayloadBytes,
-    );
+    // Encodes and checks the size (L7): an input the log cannot hold throws here, nothing written.
     const writer = this.writer(executionId, definition.name, fence, 0, null);
     writer.record('EXECUTION_STARTED', started, `input of workflow "${definition.name}"`);
     const outcome = run ? this.launch(definition, writer) : writer.flush().then(() => undefined);
