@@ -165,10 +165,11 @@ export interface TimerScheduledPayload {
   timerId: string;
   dueAt: number;
   /**
-   * `sleep` for ctx.sleep, `retry` for a step's next attempt, `signal` for the timeout of
-   * ctx.waitForSignal, `child` for the periodic re-check of a child ctx.child waits on.
+   * `sleep` for ctx.sleep, `signal` for the timeout of ctx.waitForSignal, `child` for the
+   * periodic re-check of a child ctx.child waits on. A step's retry timer has no
+   * `TIMER_SCHEDULED`: its `STEP_FAILED` records it (`retryAt`, `timerId`).
    */
-  purpose: 'sleep' | 'retry' | 'signal' | 'child';
+  purpose: 'sleep' | 'signal' | 'child';
 }
 
 /** Payload of `TIMER_FIRED`. */
