@@ -1,6 +1,19 @@
 /** Errors of the PostgreSQL store. Log-level refusals are the shared ones of `@skein/workflow-runtime`. */
 import { SkeinError } from '@skein/workflow-runtime';
 
+/** Stable codes of the errors of this package, by class (without the `Error` suffix). */
+export const PostgresErrorCodes = {
+  Migration: 'POSTGRES_MIGRATION_FAILED',
+  StoreClosed: 'POSTGRES_STORE_CLOSED',
+  InvalidPostgresOption: 'POSTGRES_INVALID_OPTION',
+  NulInText: 'POSTGRES_NUL_IN_TEXT',
+  InvalidWakeupChannel: 'POSTGRES_INVALID_CHANNEL',
+  UnexpectedAppendResult: 'POSTGRES_UNEXPECTED_APPEND_RESULT',
+} as const;
+
+/** One of {@link PostgresErrorCodes}. */
+export type PostgresErrorCode = (typeof PostgresErrorCodes)[keyof typeof PostgresErrorCodes];
+
 /** A migration file is misnamed, failed to apply, or the schema is newer than this library. */
 export class MigrationError extends SkeinError {
   constructor(
@@ -9,7 +22,7 @@ export class MigrationError extends SkeinError {
     options?: { cause?: unknown },
   ) {
     super(
-      'POSTGRES_MIGRATION_FAILED',
+      PostgresErrorCodes.Migration,
       `PostgreSQL schema "${schema}": migration refused: ${reason}`,
       options,
     );
@@ -22,7 +35,7 @@ export class StoreClosedError extends SkeinError {
     readonly schema: string,
     readonly operation: string,
   ) {
-    super('POSTGRES_STORE_CLOSED', `PostgreSQL schema "${schema}": ${operation} after close()`);
+    super(PostgresErrorCodes.StoreClosed, `PostgreSQL schema "${schema}": ${operation} after close()`);
   }
 }
 
@@ -32,7 +45,7 @@ export class InvalidPostgresOptionError extends SkeinError {
     readonly option: string,
     readonly reason: string,
   ) {
-    super('POSTGRES_INVALID_OPTION', `openPostgresStores: option ${option} ${reason}`);
+    super(PostgresErrorCodes.InvalidPostgresOption, `openPostgresStores: option ${option} ${reason}`);
   }
 }
 
@@ -57,7 +70,7 @@ export class NulInTextError extends SkeinError {
     const execution =
       executionId === undefined ? '' : `execution "${executionId.replaceAll('\u0000', '\\u0000')}": `;
     super(
-      'POSTGRES_NUL_IN_TEXT',
+      PostgresErrorCodes.NulInText,
       `${call}${execution}${field} contains U+0000, which PostgreSQL text cannot store`,
     );
   }
@@ -69,7 +82,7 @@ export class InvalidWakeupChannelError extends SkeinError {
     readonly channel: string,
     readonly reason: string,
   ) {
-    super('POSTGRES_INVALID_CHANNEL', `wake-up channel "${channel}": ${reason}`);
+    super(PostgresErrorCodes.InvalidWakeupChannel, `wake-up channel "${channel}": ${reason}`);
   }
 }
 
@@ -79,7 +92,7 @@ export class UnexpectedAppendResultError extends SkeinError {
     readonly executionId: string,
     readonly reason: string,
   ) {
-    super('POSTGRES_UNEXPECTED_APPEND_RESULT', `execution "${executionId}": ${reason}`);
+    super(PostgresErrorCodes.UnexpectedAppendResult, `execution "${executionId}": ${reason}`);
   }
 }
 

@@ -7,6 +7,8 @@ export {
   InvalidWakeupChannelError,
   MigrationError,
   NulInTextError,
+  type PostgresErrorCode,
+  PostgresErrorCodes,
   StoreClosedError,
   UnexpectedAppendResultError,
 } from './errors.js';

@@ -1,6 +1,16 @@
 /** Errors of the SQLite store. Log-level refusals are the shared ones of `@skein/workflow-runtime`. */
 import { SkeinError } from '@skein/workflow-runtime';
 
+/** Stable codes of the errors of this package, by class (without the `Error` suffix). */
+export const SqliteErrorCodes = {
+  Migration: 'SQLITE_MIGRATION_FAILED',
+  StoreClosed: 'SQLITE_STORE_CLOSED',
+  InvalidSqliteOption: 'SQLITE_INVALID_OPTION',
+} as const;
+
+/** One of {@link SqliteErrorCodes}. */
+export type SqliteErrorCode = (typeof SqliteErrorCodes)[keyof typeof SqliteErrorCodes];
+
 /** A migration file is misnamed, failed to apply, or the database is newer than this library. */
 export class MigrationError extends SkeinError {
   constructor(
@@ -8,7 +18,7 @@ export class MigrationError extends SkeinError {
     readonly reason: string,
     options?: { cause?: unknown },
   ) {
-    super('SQLITE_MIGRATION_FAILED', `SQLite database ${path}: migration refused: ${reason}`, options);
+    super(SqliteErrorCodes.Migration, `SQLite database ${path}: migration refused: ${reason}`, options);
   }
 }
 
@@ -18,7 +28,7 @@ export class StoreClosedError extends SkeinError {
     readonly path: string,
     readonly operation: string,
   ) {
-    super('SQLITE_STORE_CLOSED', `SQLite database ${path}: ${operation} after close()`);
+    super(SqliteErrorCodes.StoreClosed, `SQLite database ${path}: ${operation} after close()`);
   }
 }
 
@@ -28,6 +38,6 @@ export class InvalidSqliteOptionError extends SkeinError {
     readonly option: string,
     readonly reason: string,
   ) {
-    super('SQLITE_INVALID_OPTION', `openSqliteStores: option ${option} ${reason}`);
+    super(SqliteErrorCodes.InvalidSqliteOption, `openSqliteStores: option ${option} ${reason}`);
   }
 }

@@ -3,7 +3,13 @@
  * numbered migrations, group commit).
  */
 export { type ConnectionOptions, DEFAULT_BUSY_TIMEOUT_MS, type Durability } from './connection.js';
-export { InvalidSqliteOptionError, MigrationError, StoreClosedError } from './errors.js';
+export {
+  InvalidSqliteOptionError,
+  MigrationError,
+  type SqliteErrorCode,
+  SqliteErrorCodes,
+  StoreClosedError,
+} from './errors.js';
 export { openSqliteStores, type SqliteStores, type SqliteStoresOptions } from './open.js';
 export { SqliteEventStore, type SqliteEventStoreOptions } from './sqlite-event-store.js';
 export { SqliteLeaseStore } from './sqlite-lease-store.js';

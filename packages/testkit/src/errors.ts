@@ -4,6 +4,17 @@
  */
 import { SkeinError } from '@skein/workflow-runtime';
 
+/** Stable codes of the errors of this package, by class (without the `Error` suffix). */
+export const TestkitErrorCodes = {
+  SimulatedCrash: 'SIMULATED_CRASH',
+  InjectedFault: 'INJECTED_FAULT',
+  InvariantViolation: 'INVARIANT_VIOLATED',
+  CrashInvariant: 'CRASH_INVARIANT_VIOLATED',
+} as const;
+
+/** One of {@link TestkitErrorCodes}. */
+export type TestkitErrorCode = (typeof TestkitErrorCodes)[keyof typeof TestkitErrorCodes];
+
 /** Which store write a fault hit: its index among the wrapper's writes and the operation. */
 export interface WriteRef {
   /** 0-based index among the writes made through the wrapper. */
@@ -23,7 +34,7 @@ export class SimulatedCrashError extends SkeinError {
     readonly call: string,
   ) {
     super(
-      'SIMULATED_CRASH',
+      TestkitErrorCodes.SimulatedCrash,
       `simulated crash ${when} write ${write.index} (${write.op}); ${call} refused: the process is dead`,
     );
   }
@@ -32,7 +43,10 @@ export class SimulatedCrashError extends SkeinError {
 /** A one-off failure injected into a write; the write was not applied. */
 export class InjectedFaultError extends SkeinError {
   constructor(readonly write: WriteRef) {
-    super('INJECTED_FAULT', `injected failure of write ${write.index} (${write.op}); nothing was written`);
+    super(
+      TestkitErrorCodes.InjectedFault,
+      `injected failure of write ${write.index} (${write.op}); nothing was written`,
+    );
   }
 }
 
@@ -51,7 +65,7 @@ export class InvariantViolationError extends SkeinError {
     readonly violations: readonly Violation[],
   ) {
     super(
-      'INVARIANT_VIOLATED',
+      TestkitErrorCodes.InvariantViolation,
       `execution "${executionId}" breaks ${violations.length} invariant(s):\n${violations
         .map((violation) => `  ${violation.invariant}: ${violation.message}`)
         .join('\n')}`,
@@ -80,7 +94,7 @@ export class CrashInvariantError extends SkeinError {
     options?: { cause?: unknown },
   ) {
     super(
-      'CRASH_INVARIANT_VIOLATED',
+      TestkitErrorCodes.CrashInvariant,
       `${point === null ? 'uncrashed run' : `crash ${point.when} write ${point.k} (${op})`} of execution "${executionId}": ${violations
         .map((violation) => `${violation.invariant} violated: ${violation.message}`)
         .join('; ')}\n  log: ${log.join(', ')}`,

@@ -20,6 +20,8 @@ export {
   InjectedFaultError,
   InvariantViolationError,
   SimulatedCrashError,
+  type TestkitErrorCode,
+  TestkitErrorCodes,
   type Violation,
   type WriteRef,
 } from './errors.js';

@@ -4,6 +4,17 @@
  */
 import { SkeinError, type ValidationIssue } from '@skein/workflow-runtime';
 
+/** Stable codes of the errors of this package, by class (without the `Error` suffix). */
+export const HttpErrorCodes = {
+  RemoteWorker: 'REMOTE_WORKER_ERROR',
+  RemoteTimeout: 'REMOTE_TIMEOUT',
+  RemoteUnreachable: 'REMOTE_UNREACHABLE',
+  RemoteProtocol: 'REMOTE_PROTOCOL',
+} as const;
+
+/** One of {@link HttpErrorCodes}. */
+export type HttpErrorCode = (typeof HttpErrorCodes)[keyof typeof HttpErrorCodes];
+
 /** The worker answered a request with an error status (other than a superseded refusal). */
 export class RemoteWorkerError extends SkeinError {
   constructor(
@@ -21,7 +32,7 @@ export class RemoteWorkerError extends SkeinError {
     const where = errorId === undefined ? '' : ` (error id ${errorId})`;
     const fields = issues.length === 0 ? '' : `: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`;
     super(
-      'REMOTE_WORKER_ERROR',
+      HttpErrorCodes.RemoteWorker,
       `execution "${executionId}": the worker answered ${status} ${remoteCode}, "${remoteMessage}"${where}${fields}`,
     );
   }
@@ -34,7 +45,10 @@ export class RemoteTimeoutError extends SkeinError {
     readonly url: string,
     readonly timeoutMs: number,
   ) {
-    super('REMOTE_TIMEOUT', `execution "${executionId}": no answer from ${url} within ${timeoutMs} ms`);
+    super(
+      HttpErrorCodes.RemoteTimeout,
+      `execution "${executionId}": no answer from ${url} within ${timeoutMs} ms`,
+    );
   }
 }
 
@@ -46,7 +60,11 @@ export class RemoteUnreachableError extends SkeinError {
     options?: { cause?: unknown },
   ) {
     const detail = options?.cause instanceof Error ? `: ${options.cause.message}` : '';
-    super('REMOTE_UNREACHABLE', `execution "${executionId}": ${url} could not be reached${detail}`, options);
+    super(
+      HttpErrorCodes.RemoteUnreachable,
+      `execution "${executionId}": ${url} could not be reached${detail}`,
+      options,
+    );
   }
 }
 
@@ -58,14 +76,10 @@ export class RemoteProtocolError extends SkeinError {
     readonly reason: string,
     options?: { cause?: unknown },
   ) {
-    super('REMOTE_PROTOCOL', `execution "${executionId}": unexpected answer from ${url}: ${reason}`, options);
+    super(
+      HttpErrorCodes.RemoteProtocol,
+      `execution "${executionId}": unexpected answer from ${url}: ${reason}`,
+      options,
+    );
   }
 }
-
-/** Stable codes of the errors above. */
-export const HttpErrorCodes = {
-  RemoteWorker: 'REMOTE_WORKER_ERROR',
-  RemoteTimeout: 'REMOTE_TIMEOUT',
-  RemoteUnreachable: 'REMOTE_UNREACHABLE',
-  RemoteProtocol: 'REMOTE_PROTOCOL',
-} as const;

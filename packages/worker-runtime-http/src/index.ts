@@ -4,6 +4,7 @@
  * that `LocalDispatcher` and `SupervisingDispatcher` use unchanged. See docs/remote.md.
  */
 export {
+  type HttpErrorCode,
   HttpErrorCodes,
   RemoteProtocolError,
   RemoteTimeoutError,

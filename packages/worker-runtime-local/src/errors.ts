@@ -4,6 +4,15 @@
  */
 import { SkeinError } from '@skein/workflow-runtime';
 
+/** Stable codes of the errors of this package, by class (without the `Error` suffix). */
+export const LocalErrorCodes = {
+  SupervisorTickFailed: 'SUPERVISOR_TICK_FAILED',
+  LeaseMismatch: 'LEASE_MISMATCH',
+} as const;
+
+/** One of {@link LocalErrorCodes}. */
+export type LocalErrorCode = (typeof LocalErrorCodes)[keyof typeof LocalErrorCodes];
+
 /** A supervisor tick failed as a whole (an infrastructure error, e.g. listing failed); it runs again later. */
 export class SupervisorTickError extends SkeinError {
   constructor(
@@ -15,7 +24,7 @@ export class SupervisorTickError extends SkeinError {
   ) {
     const detail = options?.cause instanceof Error ? `: ${options.cause.message}` : '';
     super(
-      'SUPERVISOR_TICK_FAILED',
+      LocalErrorCodes.SupervisorTickFailed,
       `supervisor tick failed at "${phase}"${detail}; it runs again later`,
       options,
     );
@@ -29,14 +38,8 @@ export class LeaseMismatchError extends SkeinError {
     readonly leaseExecutionId: string,
   ) {
     super(
-      'LEASE_MISMATCH',
+      LocalErrorCodes.LeaseMismatch,
       `execution "${executionId}": the worker lease was allocated for execution "${leaseExecutionId}"`,
     );
   }
 }
-
-/** Stable codes of the errors above. */
-export const LocalErrorCodes = {
-  SupervisorTickFailed: 'SUPERVISOR_TICK_FAILED',
-  LeaseMismatch: 'LEASE_MISMATCH',
-} as const;

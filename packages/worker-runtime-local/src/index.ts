@@ -3,7 +3,12 @@
  * durable `Supervisor` (timers, lease expiry, recovery, dead-letter).
  */
 export { CircuitBreaker, type CircuitOptions, type CircuitState } from './circuit-breaker.js';
-export { LeaseMismatchError, LocalErrorCodes, SupervisorTickError } from './errors.js';
+export {
+  LeaseMismatchError,
+  type LocalErrorCode,
+  LocalErrorCodes,
+  SupervisorTickError,
+} from './errors.js';
 export { type LeaseExpiredOptions, leaseExpired } from './lease-expired.js';
 export { LocalDispatcher, type LocalDispatcherOptions } from './local-dispatcher.js';
 export { LocalWorkerRuntime, type LocalWorkerRuntimeOptions } from './local-worker-runtime.js';

@@ -4,6 +4,17 @@
  */
 import { SkeinError } from '@skein/workflow-runtime';
 
+/** Stable codes of the errors of this package, by class (without the `Error` suffix). */
+export const DispatchErrorCodes = {
+  ExecutionSuperseded: 'EXECUTION_SUPERSEDED',
+  DispatchTimeout: 'DISPATCH_TIMEOUT',
+  DispatchFailed: 'DISPATCH_FAILED',
+  CircuitOpen: 'CIRCUIT_OPEN',
+} as const;
+
+/** One of {@link DispatchErrorCodes}. */
+export type DispatchErrorCode = (typeof DispatchErrorCodes)[keyof typeof DispatchErrorCodes];
+
 /**
  * Another holder owns the execution (a superseded refusal, see `isSupersededRefusal`). Never
  * retried nor redispatched: a caller that needs the outcome awaits it by id
@@ -15,7 +26,7 @@ export class ExecutionSupersededError extends SkeinError {
     options?: { cause?: unknown },
   ) {
     super(
-      'EXECUTION_SUPERSEDED',
+      DispatchErrorCodes.ExecutionSuperseded,
       `execution "${executionId}" is owned by another holder; await its outcome by id`,
       options,
     );
@@ -30,7 +41,7 @@ export class DispatchTimeoutError extends SkeinError {
     readonly attempt: number,
   ) {
     super(
-      'DISPATCH_TIMEOUT',
+      DispatchErrorCodes.DispatchTimeout,
       `execution "${executionId}": attempt ${attempt} did not settle within ${timeoutMs} ms`,
     );
   }
@@ -45,7 +56,7 @@ export class DispatchFailedError extends SkeinError {
   ) {
     const detail = options?.cause instanceof Error ? `: ${options.cause.message}` : '';
     super(
-      'DISPATCH_FAILED',
+      DispatchErrorCodes.DispatchFailed,
       `execution "${executionId}": dispatch failed after ${attempts} attempt${attempts === 1 ? '' : 's'}${detail}`,
       options,
     );
@@ -60,17 +71,9 @@ export class CircuitOpenError extends SkeinError {
     readonly failures: number,
   ) {
     super(
-      'CIRCUIT_OPEN',
+      DispatchErrorCodes.CircuitOpen,
       `execution "${executionId}": refused, the circuit is open after ${failures} consecutive failures` +
         ` (half-open at ${new Date(retryAt).toISOString()})`,
     );
   }
 }
-
-/** Stable codes of the errors above. */
-export const DispatchErrorCodes = {
-  ExecutionSuperseded: 'EXECUTION_SUPERSEDED',
-  DispatchTimeout: 'DISPATCH_TIMEOUT',
-  DispatchFailed: 'DISPATCH_FAILED',
-  CircuitOpen: 'CIRCUIT_OPEN',
-} as const;

@@ -4,6 +4,7 @@
  */
 export {
   CircuitOpenError,
+  type DispatchErrorCode,
   DispatchErrorCodes,
   DispatchFailedError,
   DispatchTimeoutError,
