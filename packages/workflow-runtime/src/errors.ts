@@ -202,7 +202,10 @@ export class PayloadTooLargeError extends SkeinError {
   }
 }
 
-/** A value cannot go through the codec (a function, a symbol, a class instance, a cycle). */
+/**
+ * A value cannot go through the codec: a function, a symbol, a class instance, a cycle, a
+ * `toJSON` method, nesting past `MAX_DEPTH`, or reading it threw (then `cause` is what it threw).
+ */
 export class SerializationError extends SkeinError {
   constructor(
     readonly path: string,
