@@ -58,6 +58,12 @@ describe('isSupersededRefusal', () => {
       name: 'ExecutionSupersededError',
       message: error.message,
       executionId: 'x',
+      cause: {
+        code: 'STALE_FENCE',
+        name: 'StaleFenceError',
+        message: 'execution "x": fence 1 is stale; the current fence is 2',
+        executionId: 'x',
+      },
     });
     expect(isSupersededRefusal(error, 'x')).toBe(true);
     expect(isSupersededRefusal(error, 'y')).toBe(false);

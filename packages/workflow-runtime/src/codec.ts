@@ -49,10 +49,12 @@ export class Codec {
   /**
    * Encode an event payload (an object whose fields hold values of up to {@link MAX_DEPTH}
    * levels), and give back what decoding the text gives (`view`), so that the first run sees
-   * what a replay will. Plain JSON data is its own view: no copy is made.
+   * what a replay will. Plain JSON data is its own view: no copy is made. A field of the
+   * payload itself that is `undefined` is left out of the text (a step that returns nothing
+   * takes the fast path): every payload reads an absent field as `undefined`.
    */
   record(payload: unknown): { text: string; view: unknown } {
-    const plain = plainText(payload);
+    const plain = plainPayloadText(payload);
     if (plain !== undefined) return { text: plain, view: payload };
     const tree = walk(payload, PAYLOAD_DEPTH);
     return { text: JSON.stringify(tree), view: fromJson(tree, this.classes) };
@@ -97,6 +99,26 @@ const MAX_PLAIN_DEPTH = 64;
 function plainText(value: unknown): string | undefined {
   try {
     return isPlainJson(value, 0) ? JSON.stringify(value) : undefined;
+  } catch {
+    // Reading it threw (a getter, a proxy): the full walk reads it again and names where.
+    return undefined;
+  }
+}
+
+/**
+ * {@link plainText} of an event payload, where fields of the payload object itself may also be
+ * `undefined` (JSON.stringify leaves them out).
+ */
+function plainPayloadText(payload: unknown): string | undefined {
+  if (typeof payload !== 'object' || payload === null || Object.getPrototypeOf(payload) !== Object.prototype)
+    return plainText(payload);
+  try {
+    if (Object.hasOwn(payload, TAG) || Object.hasOwn(payload, 'toJSON')) return undefined;
+    for (const key of Object.keys(payload)) {
+      const field = (payload as Record<string, unknown>)[key];
+      if (field !== undefined && !isPlainJson(field, 1)) return undefined;
+    }
+    return JSON.stringify(payload);
   } catch {
     // Reading it threw (a getter, a proxy): the full walk reads it again and names where.
     return undefined;
@@ -204,18 +226,14 @@ const TO_JSON_REASON =
   'it has a toJSON method; the codec records the value itself, never what toJSON returns (record that instead)';
 
 function objectBody(value: object, path: string, walk: Walk, depth: number): Json {
-  const nested = (item: unknown, at: string) => toJson(item, at, walk, depth);
-  if (Array.isArray(value)) {
-    if (typeof (value as { toJSON?: unknown }).toJSON === 'function')
-      throw new SerializationError(path, TO_JSON_REASON);
-    const out: Json[] = [];
-    for (let i = 0; i < value.length; i++) out.push(nested(read(value, i, `${path}[${i}]`), `${path}[${i}]`));
-    return out;
-  }
+  if (Array.isArray(value)) return arrayToJson(value, path, walk, depth);
+  const proto = Object.getPrototypeOf(value);
+  if (proto === Object.prototype || proto === null) return plainObjectToJson(value, path, walk, depth);
   if (value instanceof Date) {
     const time = value.getTime();
     return { [TAG]: 'd', v: Number.isNaN(time) ? 'invalid' : value.toISOString() };
   }
+  const nested = (item: unknown, at: string) => toJson(item, at, walk, depth);
   if (value instanceof Map)
     return {
       [TAG]: 'm',
@@ -224,15 +242,29 @@ function objectBody(value: object, path: string, walk: Walk, depth: number): Jso
   if (value instanceof Set)
     return { [TAG]: 's', v: [...value].map((item, i) => nested(item, `${path}<${i}>`)) };
   if (value instanceof Error) return errorToJson(value, path, nested);
-  const proto = Object.getPrototypeOf(value);
   if (value instanceof Uint8Array) return bytesToJson(value, proto, path);
-  if (proto !== Object.prototype && proto !== null)
-    throw new SerializationError(path, `an instance of ${className(proto)} is not plain data`);
+  throw new SerializationError(path, `an instance of ${className(proto)} is not plain data`);
+}
+
+function arrayToJson(array: unknown[], path: string, walk: Walk, depth: number): Json {
+  if (typeof (array as { toJSON?: unknown }).toJSON === 'function')
+    throw new SerializationError(path, TO_JSON_REASON);
+  const out: Json[] = new Array(array.length);
+  for (let i = 0; i < array.length; i++) {
+    const at = `${path}[${i}]`;
+    out[i] = toJson(read(array, i, at), at, walk, depth);
+  }
+  return out;
+}
+
+function plainObjectToJson(value: object, path: string, walk: Walk, depth: number): Json {
   if (typeof (value as { toJSON?: unknown }).toJSON === 'function')
     throw new SerializationError(path, TO_JSON_REASON);
   const out: { [key: string]: Json } = {};
-  for (const key of Object.keys(value))
-    setOwn(out, key, nested(read(value, key, `${path}.${key}`), `${path}.${key}`));
+  for (const key of Object.keys(value)) {
+    const at = `${path}.${key}`;
+    setOwn(out, key, toJson(read(value, key, at), at, walk, depth));
+  }
   return Object.hasOwn(out, TAG) ? { [TAG]: 'o', v: out } : out;
 }
 
