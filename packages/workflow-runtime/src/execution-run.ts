@@ -498,10 +498,15 @@ export class ExecutionRun implements WorkflowContext {
 }
 
 function isUnretryable(error: unknown): boolean {
-  return (
-    error instanceof NonRetryableError ||
-    error instanceof SerializationError ||
-    error instanceof PayloadTooLargeError ||
-    error instanceof NonDeterminismError
-  );
+  try {
+    return (
+      error instanceof NonRetryableError ||
+      error instanceof SerializationError ||
+      error instanceof PayloadTooLargeError ||
+      error instanceof NonDeterminismError
+    );
+  } catch {
+    // A revoked proxy has no prototype to test: it is no error of these, so the policy decides.
+    return false;
+  }
 }

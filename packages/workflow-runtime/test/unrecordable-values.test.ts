@@ -144,6 +144,65 @@ describe.each(backings)('unrecordable values (%s store)', (_, open) => {
     expect(await runtime.handle('waits').result()).toStrictEqual(nested(MAX_DEPTH));
   });
 
+  const unprintable: [string, () => unknown][] = [
+    ['a null-prototype object with a method', () => Object.assign(Object.create(null) as object, { m() {} })],
+    [
+      'a revoked proxy',
+      () => {
+        const { proxy, revoke } = Proxy.revocable({}, {});
+        revoke();
+        return proxy;
+      },
+    ],
+    [
+      'an object whose toString throws',
+      () => ({
+        toString(): string {
+          throw new Error('no text');
+        },
+        f() {},
+      }),
+    ],
+  ];
+
+  test.each(unprintable)(
+    'whatever is thrown, even %s, the failure is recorded (body and step)',
+    async (_kind, make) => {
+      const { stores } = h.open();
+      const body = defineWorkflow({
+        name: 'throws-in-body',
+        input: z.null(),
+        run: async () => {
+          throw make();
+        },
+      });
+      const step = defineWorkflow({
+        name: 'throws-in-step',
+        input: z.null(),
+        run: (ctx) =>
+          ctx.step('s', () => {
+            throw make();
+          }),
+      });
+      const runtime = h.runtime({ stores, workflows: [body, step] });
+      for (const workflow of [body, step]) {
+        const handle = await runtime.start(workflow, null, { executionId: workflow.name });
+        const failure = await handle.result().catch((error: unknown) => error);
+        expect((failure as Error).name).toBe('ExecutionFailedError');
+        const state = await runtime.loadState(workflow.name);
+        expect(state?.status).toBe('failed');
+        const recorded = workflow === body ? state?.error : (state?.error as Error | undefined)?.cause;
+        expect(recorded).toMatch(/a thrown value that can be neither recorded nor printed/);
+      }
+      expect(types(await runtime.history('throws-in-step'))).toEqual([
+        'EXECUTION_STARTED',
+        'STEP_STARTED',
+        'STEP_FAILED',
+        'EXECUTION_FAILED',
+      ]);
+    },
+  );
+
   test('a failure whose error is over the payload limit is recorded cut down, so the step still fails', async () => {
     const { stores } = h.open({ maxPayloadBytes: 2_000 });
     const huge = defineWorkflow({
