@@ -1,8 +1,9 @@
 /**
  * `createHttpWorker`: executions over HTTP on `node:http` (docs/architecture.md#http-worker). Every request is
  * checked in this order, and refused before anything is written: signing headers and
- * timestamp (401), declared size (413, unread), content type (415), size while reading
- * (413), signature and replay (401), body fields (400). Node-only.
+ * timestamp (401), declared size (413, unread), content type (415), a free slot among the
+ * bodies being read (503, unread), size while reading (413), signature and replay (401), body
+ * fields (400). Connections and slow requests are bounded as server-limits.ts says. Node-only.
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -18,9 +19,11 @@ import {
   type WorkerLogger,
   workerOptionsSchema,
 } from './options.js';
-import { declaredTooLarge, readBody } from './read-body.js';
+import { hasBody, PendingBodies } from './pending-bodies.js';
+import { type BodyRead, declaredTooLarge, readBody } from './read-body.js';
 import { sendError, sendErrorAndClose, sendText } from './respond.js';
 import { type Reply, type RouteDeps, routeOf, serve, takesBody } from './routes.js';
+import { boundConnections, serverOptions } from './server-limits.js';
 import { secretBytes } from './signing.js';
 import { WireCodes } from './wire.js';
 
@@ -37,6 +40,7 @@ export interface HttpWorker {
 }
 
 const UNAUTHORIZED = { error: 'unauthorized', code: WireCodes.Unauthorized } as const;
+const BUSY = { error: 'busy, retry later', code: WireCodes.Busy } as const;
 
 /**
  * Create a worker that executes packages sent over HTTP on `runtime`.
@@ -58,8 +62,9 @@ export function createHttpWorker(options: HttpWorkerOptions): HttpWorker {
   );
   const runs = new InFlightRuns(parsed.runtime);
   const deps: RouteDeps = { runtime: parsed.runtime, runs, logger };
-  const server = createServer((request, response) => {
-    handle(request, response, { auth, limits, logger, deps }).catch((error: unknown) => {
+  const bodies = new PendingBodies(limits.maxPendingBodies);
+  const server = createServer(serverOptions(limits), (request, response) => {
+    handle(request, response, { auth, limits, logger, deps, bodies }).catch((error: unknown) => {
       // A failure of the pipeline itself (not of a run): logged under an id, answered 500.
       const errorId = randomUUID();
       logger.error('request handling failed', { errorId, error });
@@ -68,8 +73,7 @@ export function createHttpWorker(options: HttpWorkerOptions): HttpWorker {
       else response.destroy();
     });
   });
-  server.requestTimeout = limits.requestTimeoutMs;
-  server.headersTimeout = Math.min(limits.requestTimeoutMs, 10_000);
+  boundConnections(server, limits, logger);
   return {
     listen: (port, host) => listen(server, port ?? 0, host ?? '127.0.0.1'),
     close: () => close(server, runs),
@@ -81,6 +85,7 @@ interface Pipeline {
   limits: ResolvedLimits;
   logger: WorkerLogger;
   deps: RouteDeps;
+  bodies: PendingBodies;
 }
 
 async function handle(request: IncomingMessage, response: ServerResponse, p: Pipeline): Promise<void> {
@@ -94,13 +99,17 @@ async function handle(request: IncomingMessage, response: ServerResponse, p: Pip
     const body = { error: 'content type must be application/json', code: WireCodes.UnsupportedMediaType };
     return sendErrorAndClose(request, response, 415, body);
   }
-  const read = await readBody(request, p.limits.maxBodyBytes);
+  const read = await admittedBody(request, p);
+  if (read === 'busy') {
+    p.logger.warn('too many request bodies in progress; request refused', { target });
+    return sendErrorAndClose(request, response, 503, BUSY);
+  }
   if (read.kind === 'too-large') return tooLarge(request, response, p.limits);
   if (read.kind === 'aborted') return void request.socket.destroy();
   const verdict = p.auth.verify(claim, { method, path: target, body: read.body });
   if (verdict === 'busy') {
     p.logger.warn('replay cache full of live signatures; request refused', { target });
-    return sendError(response, 503, { error: 'busy, retry later', code: WireCodes.Busy });
+    return sendError(response, 503, BUSY);
   }
   if (verdict !== 'ok') return refuse(request, response, verdict, p.logger, target, true);
   if (allowed !== null && method !== allowed) {
@@ -108,6 +117,17 @@ async function handle(request: IncomingMessage, response: ServerResponse, p: Pip
     return sendError(response, 405, { error: `use ${allowed}`, code: WireCodes.MethodNotAllowed });
   }
   reply(response, await serve(route, read.body, p.deps));
+}
+
+/** The body, read under a slot of the pending bodies; 'busy' (unread) when none is free. */
+async function admittedBody(request: IncomingMessage, p: Pipeline): Promise<BodyRead | 'busy'> {
+  if (!hasBody(request)) return readBody(request, p.limits.maxBodyBytes);
+  if (!p.bodies.admit()) return 'busy';
+  try {
+    return await readBody(request, p.limits.maxBodyBytes);
+  } finally {
+    p.bodies.release();
+  }
 }
 
 function reply(response: ServerResponse, answer: Reply): void {

@@ -19,8 +19,20 @@ export interface WorkerLimits {
   clockSkewMs?: number;
   /** Signatures remembered for replay detection; when all are live, new requests get 503 (default: 100 000). */
   maxSeenSignatures?: number;
-  /** Time to receive a whole request (headers and body) in ms (default: 30 000). */
+  /**
+   * Time to receive a whole request (headers and body) in ms; a request not received by then
+   * is cut with 408, and its headers must arrive within min(this, 10 000). A connection that
+   * sends nothing is closed after min(this, 10 000) (default: 30 000).
+   */
   requestTimeoutMs?: number;
+  /** Connections open at once; more are closed as they are accepted (default: 1024). */
+  maxConnections?: number;
+  /**
+   * Request bodies being received at once, before their signatures can be checked; a request
+   * with a body beyond this gets 503 unread. With `maxBodyBytes`, it bounds the memory that
+   * unverified bodies hold (default: 32, i.e. 32 MiB at the default body limit).
+   */
+  maxPendingBodies?: number;
 }
 
 /** Options of {@link createHttpWorker}. */
@@ -45,6 +57,8 @@ export const DEFAULT_LIMITS: ResolvedLimits = {
   clockSkewMs: 30_000,
   maxSeenSignatures: 100_000,
   requestTimeoutMs: 30_000,
+  maxConnections: 1024,
+  maxPendingBodies: 32,
 };
 
 /** A secret of at least 32 bytes. */
@@ -62,6 +76,8 @@ export const limitsSchema = z.object({
   clockSkewMs: z.number().int().positive().optional(),
   maxSeenSignatures: z.number().int().positive().optional(),
   requestTimeoutMs: z.number().int().positive().optional(),
+  maxConnections: z.number().int().positive().optional(),
+  maxPendingBodies: z.number().int().positive().optional(),
 });
 
 export const workerOptionsSchema = z.object({

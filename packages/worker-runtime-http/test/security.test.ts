@@ -7,7 +7,26 @@ import { createHttpWorker } from '@skein/worker-runtime-http';
 import { defineWorkflow, encode, MAX_EXECUTION_ID_LENGTH } from '@skein/workflow-runtime';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { type RawRequest, raw, type Served, signingHeaders, types, workers } from './support/worker.js';
+import {
+  chunkedPost,
+  forgedSigning,
+  head,
+  heldMemory,
+  LAST_CHUNK,
+  oneByteChunks,
+  open,
+  statusOf,
+  within,
+} from './support/sockets.js';
+import {
+  type RawRequest,
+  raw,
+  type Served,
+  signingHeaders,
+  types,
+  until,
+  workers,
+} from './support/worker.js';
 
 const w = workers();
 let runs = 0;
@@ -277,5 +296,131 @@ describe('HTTP worker: refusals write nothing', () => {
     expect(() => createHttpWorker({ runtime: served.runtime, secret: 'short' })).toThrow(/options\.secret/);
     expect(() => createHttpWorker({ runtime: served.runtime, secret: 'x'.repeat(31) })).toThrow(/32 bytes/);
     expect(() => createHttpWorker({ runtime: served.runtime, secret: 'x'.repeat(32) })).not.toThrow();
+  });
+});
+
+/** Resolves null after `ms`: the other side of a race with an answer that may not come. */
+const pause = (ms: number) => new Promise<null>((resolve) => setTimeout(resolve, ms, null));
+
+describe('HTTP worker: what anyone who reaches the port can hold (no secret needed)', () => {
+  it('memory: bodies in 1-byte chunks from 8 connections hold about their bytes, not a Buffer per chunk', async () => {
+    const served = await w.serve([echo], { maxBodyBytes: 128 * 1024 });
+    const before = runs;
+    const connections = 8;
+    const bytes = 64 * 1024;
+    // Before the body was copied chunk by chunk, each 1-byte chunk kept a Buffer (~190 bytes
+    // of heap per 6 bytes on the wire): here ~100 MB for 512 KiB of bodies.
+    const baseline = heldMemory();
+    let peak = baseline;
+    const sampler = setInterval(() => {
+      peak = Math.max(peak, heldMemory());
+    }, 5);
+    try {
+      const attacks = Array.from({ length: connections }, () => {
+        const connection = open(served.url);
+        connection.socket.write(chunkedPost('/v1/executions'));
+        connection.socket.write(oneByteChunks(bytes));
+        connection.socket.write(LAST_CHUNK);
+        return connection.answered;
+      });
+      const answers = await Promise.all(attacks);
+      // Every body was read in full (the signature is checked after it): a made-up one fails.
+      expect(answers.map(statusOf)).toEqual(answers.map(() => 401));
+    } finally {
+      clearInterval(sampler);
+    }
+    peak = Math.max(peak, heldMemory());
+    expect(peak - baseline).toBeLessThan(40 * 1024 * 1024);
+    await nothingWritten(served, 'x', before);
+  });
+
+  it('maxPendingBodies: a body past the bound gets 503 unread; a bodiless request still passes; slots come back', async () => {
+    const served = await w.serve([echo], { maxPendingBodies: 2 });
+    const before = runs;
+    const holders = [open(served.url), open(served.url)];
+    for (const holder of holders) {
+      holder.socket.write(chunkedPost('/v1/executions'));
+      holder.socket.write(oneByteChunks(10));
+    }
+    // Both holders' bodies are being read once a third is refused for want of a slot.
+    let refused = open(served.url);
+    await until(async () => {
+      refused.socket.destroy();
+      refused = open(served.url);
+      refused.socket.write(chunkedPost('/v1/executions'));
+      refused.socket.write(oneByteChunks(1));
+      const answer = await Promise.race([refused.answered, pause(200)]);
+      return answer !== null && statusOf(answer) === 503;
+    });
+    expect(refused.received()).toContain('"code":"busy"');
+    expect(refused.received().toLowerCase()).toContain('connection: close');
+    await within(refused.closed, 5_000, 'the refused connection closed');
+    const health = await raw(served.url, { method: 'GET', path: '/healthz', contentType: null });
+    expect(health.status).toBe(200);
+    for (const holder of holders) holder.socket.write(LAST_CHUNK);
+    expect((await Promise.all(holders.map((holder) => holder.answered))).map(statusOf)).toEqual([401, 401]);
+    await nothingWritten(served, 'x', before);
+    // The slots are free again: a signed request with a body executes.
+    expect((await raw(served.url, execute('after-busy', { fence: 0 }))).status).toBe(200);
+    expect(served.logged.map((line) => line.message)).toContain(
+      'too many request bodies in progress; request refused',
+    );
+  });
+
+  it('maxConnections: connections past the bound are closed as they are accepted; the bound frees with them', async () => {
+    const served = await w.serve([echo], { maxConnections: 3 });
+    const held = [open(served.url), open(served.url), open(served.url)];
+    // Each held connection has started a request, so the server has accepted all three.
+    for (const connection of held) connection.socket.write('POST /v1/executions HTTP/1.1\r\n');
+    let extra = open(served.url);
+    await until(async () => {
+      const closedAt = await Promise.race([extra.closed, pause(200)]);
+      if (closedAt !== null) return true;
+      extra.socket.destroy();
+      extra = open(served.url);
+      return false;
+    });
+    expect(extra.received()).toBe('');
+    for (const connection of held) connection.socket.destroy();
+    await until(async () => {
+      const reply = await raw(served.url, { method: 'GET', path: '/healthz', contentType: null }).catch(
+        () => null,
+      );
+      return reply?.status === 200;
+    });
+    expect(served.logged.map((line) => line.message)).toContain(
+      'connections refused: maxConnections reached',
+    );
+  });
+
+  it('a connection that sends nothing is closed after the headers bound, min(requestTimeoutMs, 10 s)', async () => {
+    const served = await w.serve([echo], { requestTimeoutMs: 1_000 });
+    const idle = open(served.url);
+    // Before, Node looked at deadlines every 30 s: a silent connection held its fd that long.
+    const closedAfter = await within(idle.closed, 5_000, 'the silent connection closed');
+    expect(closedAfter).toBeGreaterThanOrEqual(850);
+    expect(statusOf(idle.received())).toBe(408);
+  });
+
+  it('a request dripping its body is cut with 408 by requestTimeoutMs, not a check interval (30 s) later', async () => {
+    const served = await w.serve([echo], { requestTimeoutMs: 1_000 });
+    const before = runs;
+    const slow = open(served.url);
+    slow.socket.write(
+      head('POST', '/v1/executions', {
+        ...forgedSigning(),
+        'content-type': 'application/json',
+        'content-length': 100_000,
+      }),
+    );
+    const drip = setInterval(() => slow.socket.write('x'), 50);
+    try {
+      const closedAfter = await within(slow.closed, 5_000, 'the slow request cut');
+      expect(statusOf(slow.received())).toBe(408);
+      expect(closedAfter).toBeGreaterThanOrEqual(850);
+    } finally {
+      clearInterval(drip);
+    }
+    await nothingWritten(served, 'x', before);
   });
 });
