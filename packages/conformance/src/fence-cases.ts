@@ -1,5 +1,5 @@
-/** L3: fences grow strictly, also before seq 0, and a stale fence writes nothing. */
-import { StaleFenceError } from '@skein/workflow-runtime';
+/** L3: fences grow strictly, also before seq 0; a stale fence, or one never granted, writes nothing. */
+import { FenceNotGrantedError, StaleFenceError } from '@skein/workflow-runtime';
 import { expect, it } from 'vitest';
 import { appendOf, drafts, start, typesOf } from './drafts.js';
 import type { EventStoreSuiteOptions } from './event-store-suite.js';
@@ -57,5 +57,63 @@ export function fenceCases({ open }: EventStoreSuiteOptions): void {
       expect(error).toMatchObject({ executionId: 'fenced-start', fence: mine, current: theirs });
       expect(await events.read('fenced-start')).toEqual([]);
       expect(await events.getExecution('fenced-start')).toBeNull();
+    }));
+
+  it('L3: a fence above the newest granted one is refused with FenceNotGrantedError and writes nothing', () =>
+    withStores(open, async ({ events }) => {
+      // A start under a fence no acquireFence returned: no head, no log, the fence stays 0.
+      const start0 = await rejectionOf(
+        events.append(appendOf('ungranted-0', { seq: 0, fence: 5 }, drafts('EXECUTION_STARTED'))),
+      );
+      expect(start0).toBeInstanceOf(FenceNotGrantedError);
+      expect(start0).toMatchObject({ executionId: 'ungranted-0', fence: 5, current: 0 });
+      expect(await events.read('ungranted-0')).toEqual([]);
+      expect(await events.getExecution('ungranted-0')).toBeNull();
+      expect(await events.currentFence('ungranted-0')).toBe(0);
+      // After appends under the granted fence (the step and status-move paths), one above it.
+      const granted = await events.acquireFence('ungranted-1');
+      await start(events, 'ungranted-1', { fence: granted });
+      await events.append(appendOf('ungranted-1', { seq: 1, fence: granted }, drafts('STEP_STARTED')));
+      for (const type of ['STEP_COMPLETED', 'EXECUTION_SUSPENDED', 'EXECUTION_COMPLETED'] as const) {
+        const error = await rejectionOf(
+          events.append(appendOf('ungranted-1', { seq: 2, fence: granted + 1 }, drafts(type))),
+        );
+        expect(error).toBeInstanceOf(FenceNotGrantedError);
+        expect(error).toMatchObject({ executionId: 'ungranted-1', fence: granted + 1, current: granted });
+        expect(error.message).toContain('never granted');
+      }
+      expect(await typesOf(events, 'ungranted-1')).toEqual(['EXECUTION_STARTED', 'STEP_STARTED']);
+      expect(await events.currentFence('ungranted-1')).toBe(granted);
+      expect(await events.getExecution('ungranted-1')).toMatchObject({ sequence: 1, status: 'running' });
+      // The log's fences never go backwards: the next granted fence writes as before.
+      const next = await events.acquireFence('ungranted-1');
+      await events.append(appendOf('ungranted-1', { seq: 2, fence: next }, drafts('STEP_COMPLETED')));
+      expect((await events.read('ungranted-1')).map((event) => event.fence)).toEqual([
+        granted,
+        granted,
+        next,
+      ]);
+    }));
+
+  it('L3/L4: in concurrent appends, each ungranted fence is refused alone and the granted ones commit', () =>
+    withStores(open, async ({ events }) => {
+      const ids = Array.from({ length: 12 }, (_, i) => `ungranted-many-${i}`);
+      for (const id of ids) {
+        await start(events, id);
+        await events.append(appendOf(id, { seq: 1 }, drafts('STEP_STARTED')));
+      }
+      const outcomes = await Promise.allSettled(
+        ids.map((id, i) => events.append(appendOf(id, { seq: 2, fence: i % 2 }, drafts('STEP_COMPLETED')))),
+      );
+      ids.forEach((id, i) => {
+        const outcome = outcomes[i]!;
+        if (i % 2 === 0) expect(outcome.status, id).toBe('fulfilled');
+        else {
+          expect(outcome.status, id).toBe('rejected');
+          expect((outcome as PromiseRejectedResult).reason).toBeInstanceOf(FenceNotGrantedError);
+        }
+      });
+      for (const [i, id] of ids.entries())
+        expect((await events.read(id)).length, id).toBe(i % 2 === 0 ? 3 : 2);
     }));
 }

@@ -25,18 +25,20 @@ export function logCases({ open }: EventStoreSuiteOptions): void {
   it('L1: seq starts at 0 and is dense; read returns what was written, in order', () =>
     withStores(open, async ({ events }) => {
       const started = draft('EXECUTION_STARTED', '{"input":1}', 1000);
-      expect(await events.append(appendOf('l1', { seq: 0, fence: 3 }, [started]))).toEqual({
+      await events.acquireFence('l1');
+      const fence = await events.acquireFence('l1');
+      expect(await events.append(appendOf('l1', { seq: 0, fence }, [started]))).toEqual({
         lastSeq: 0,
         status: 'pending',
       });
       const more = drafts('STEP_STARTED', 'STEP_COMPLETED', 'STEP_STARTED');
-      expect(await events.append(appendOf('l1', { seq: 1, fence: 3 }, more))).toEqual({
+      expect(await events.append(appendOf('l1', { seq: 1, fence }, more))).toEqual({
         lastSeq: 3,
         status: 'running',
       });
       const log = await events.read('l1');
       expect(log.map((event) => event.seq)).toEqual([0, 1, 2, 3]);
-      expect(log[0]).toEqual({ ...started, executionId: 'l1', seq: 0, fence: 3 });
+      expect(log[0]).toEqual({ ...started, executionId: 'l1', seq: 0, fence });
       expect(log.slice(1).map((event) => event.envelopeId)).toEqual(more.map((event) => event.envelopeId));
       expect((await events.read('l1', 2)).map((event) => event.seq)).toEqual([2, 3]);
       expect((await events.read('l1', 1, 2)).map((event) => event.seq)).toEqual([1, 2]);

@@ -177,5 +177,29 @@ export function workerRuntimeSuite({ name, open }: WorkerRuntimeSuiteOptions): v
         for (const n of [8, 9, 10]) expect(await runtime.history(id(n))).toEqual([]);
         expect(await runtime.stores.events.getExecution(id(8))).toBeNull();
       }));
+
+    it('L3: allocate takes no fence for a package no execute could run', () =>
+      withStores(opened, async ({ workers, runtime }) => {
+        const { events } = runtime.stores;
+        const refusals = [
+          { executionId: id(11), workflow: 'wr-nope', input: {} },
+          { executionId: id(12), workflow: steps.name },
+          { executionId: id(13), workflow: steps.name, input: { n: 'one' } },
+        ];
+        for (const pkg of refusals) {
+          await refusal(() => workers.allocate(pkg));
+          expect(await events.currentFence(pkg.executionId), pkg.executionId).toBe(0);
+          expect(await events.getExecution(pkg.executionId)).toBeNull();
+        }
+        // An existing execution of another workflow: a fence would fence out its holder.
+        const pkg = { executionId: id(14), workflow: steps.name, input: { n: 1 } };
+        await workers.execute(await workers.allocate(pkg), pkg);
+        const fence = await events.currentFence(id(14));
+        await refusal(() => workers.allocate({ executionId: id(14), workflow: refuses.name }));
+        expect(await events.currentFence(id(14))).toBe(fence);
+        // An existing execution needs no input (a recovery's dispatch).
+        const again = await workers.allocate({ executionId: id(14), workflow: steps.name });
+        expect(again.fence).toBeGreaterThan(fence);
+      }));
   });
 }

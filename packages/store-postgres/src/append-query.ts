@@ -16,7 +16,7 @@ import type { Query } from './database.js';
 /** What the full append statement returns: the head it locked and, unless it wrote, why not. */
 export interface AppendRow {
   /** Null when the events were written; otherwise which check refused (for diagnostics). */
-  refusal: 'exists' | 'stale' | 'terminated' | 'duplicate' | 'gap' | null;
+  refusal: 'exists' | 'stale' | 'ungranted' | 'terminated' | 'duplicate' | 'gap' | null;
   headFence: number;
   headSeq: number;
   headStatus: ExecutionStatus | null;
@@ -25,7 +25,8 @@ export interface AppendRow {
 
 const TERMINAL_STATUSES = ExecutionStatuses.filter(isTerminalStatus);
 
-// The checks follow `checkAppend`'s order: seq 0 taken, fence, terminal, duplicate, gap.
+// The checks follow `checkAppend`'s order: seq 0 taken, fence (stale, never granted), terminal,
+// duplicate, gap.
 // `head` locks the newest version of the head row (READ COMMITTED rechecks a row that changed
 // since the snapshot); `last` is the newest seq in the statement's snapshot. An append that
 // raced another append of the same execution past `last` meets it on the events' primary key.
@@ -52,6 +53,7 @@ verdict AS MATERIALIZED (
     CASE
       WHEN $3::bigint = 0 AND l.seq IS NOT NULL THEN 'exists'
       WHEN $4::bigint < coalesce(h.fence, 0) THEN 'stale'
+      WHEN $4::bigint > coalesce(h.fence, 0) THEN 'ungranted'
       WHEN h.status = ANY ($10::text[]) THEN 'terminated'
       WHEN $3::bigint <= coalesce(l.seq, -1) THEN 'duplicate'
       WHEN $3::bigint > coalesce(l.seq, -1) + 1 THEN 'gap'
@@ -135,8 +137,8 @@ function valuesRows(count: number, first: number): string {
 // The short statements serve a writer appending right after a seq it saw in the database (it
 // wrote it, or read it in the execution's summary), so there can be no gap (a log never
 // shrinks) and a taken seq is refused by the primary key. What remains to check is the head:
-// its fence must be no newer than the writer's, and its status the one the writer saw
-// (non-terminal, so nothing terminal was appended: L6).
+// its fence must be the writer's (older is stale, newer was never granted: L3), and its status
+// the one the writer saw (non-terminal, so nothing terminal was appended: L6).
 //
 // A step's append keeps the status, so the head needs no write: it is read under FOR SHARE,
 // which waits for an acquireFence or a status move in flight and conflicts with both. Events
@@ -146,7 +148,7 @@ function stepText(count: number): string {
 INSERT INTO skein_events (execution_id, seq, envelope_id, type, payload, fence, recorded_at)
 SELECT $1, $2::bigint + v.o, v.i, v.t, v.p, $3::bigint, v.r
 FROM (VALUES ${valuesRows(count, 5)}) AS v (o, i, t, p, r)
-WHERE (SELECT fence FROM skein_executions WHERE execution_id = $1 AND status = $4 FOR SHARE) <= $3::bigint`;
+WHERE (SELECT fence FROM skein_executions WHERE execution_id = $1 AND status = $4 FOR SHARE) = $3::bigint`;
 }
 
 // A status move from the status the writer left ($4) to $5: the same checks, with the head
@@ -156,7 +158,7 @@ function moveText(count: number): string {
   return `
 WITH moved AS (
   UPDATE skein_executions SET status = $5
-  WHERE execution_id = $1 AND status = $4 AND fence <= $3::bigint
+  WHERE execution_id = $1 AND status = $4 AND fence = $3::bigint
   RETURNING 1
 )
 INSERT INTO skein_events (execution_id, seq, envelope_id, type, payload, fence, recorded_at)
@@ -214,7 +216,7 @@ function eventValues(request: AppendRequest, values: unknown[]): unknown[] {
 /**
  * The step append for `request` (at most {@link MAX_FAST_EVENTS} events, right after the
  * seq its writer wrote last), which writes only when the head holds `status`, the status
- * after the batch, and a fence no newer than the writer's. Every event or none; none means
+ * after the batch, and the writer's fence as its newest. Every event or none; none means
  * "run the full statement", which says why.
  */
 export function fastAppendQuery(request: AppendRequest, status: ExecutionStatus): Query {
@@ -229,7 +231,7 @@ export function fastAppendQuery(request: AppendRequest, status: ExecutionStatus)
 /**
  * The status move for `request` (at most {@link MAX_FAST_EVENTS} events, right after the
  * seq its writer wrote last): writes only when the head holds `from` (the non-terminal status
- * the writer left) and a fence no newer than the writer's, moving it to `to`. Every event or
+ * the writer left) and the writer's fence as its newest, moving it to `to`. Every event or
  * none; none means "run the full statement".
  */
 export function moveAppendQuery(request: AppendRequest, from: ExecutionStatus, to: ExecutionStatus): Query {
@@ -295,7 +297,7 @@ export function shortAppendRows(item: ShortAppend): number {
 
 // Short appends of many executions in one statement (one round trip, one commit), each
 // checked as its own statement would check it: the moves' heads first (`moved` locks each
-// and moves it when it holds the writer's status and a fence no newer than the writer's);
+// and moves it when it holds the writer's status and the writer's fence as its newest);
 // then every event row, a step's under its head's guard read FOR SHARE, a move's only when its
 // head moved, a start's unguarded; then the starts' heads, without ON CONFLICT (a head that
 // exists fails the whole statement on a unique violation, and every request runs alone), and
@@ -309,7 +311,7 @@ const BATCH_APPEND_SQL = `
 WITH moved AS (
   UPDATE skein_executions AS h SET status = m.t
   FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[]) AS m (x, s, t, f)
-  WHERE h.execution_id = m.x AND h.status = m.s AND h.fence <= m.f
+  WHERE h.execution_id = m.x AND h.status = m.s AND h.fence = m.f
   RETURNING h.execution_id AS x
 ),
 written AS (
@@ -320,7 +322,7 @@ written AS (
     $11::text[], $12::text[], $13::bigint[]) AS e (x, s, f, k, st, i, t, p, r)
   WHERE CASE e.k
     WHEN 'step' THEN EXISTS (
-      SELECT FROM skein_executions h WHERE h.execution_id = e.x AND h.status = e.st AND h.fence <= e.f FOR SHARE
+      SELECT FROM skein_executions h WHERE h.execution_id = e.x AND h.status = e.st AND h.fence = e.f FOR SHARE
     )
     WHEN 'move' THEN e.x IN (SELECT x FROM moved)
     ELSE true

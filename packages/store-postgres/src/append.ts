@@ -40,7 +40,7 @@ const MAX_ATTEMPTS = 3;
  * `hint` is what this process's last append or summary read of the execution left (last seq
  * and status). A short statement runs first when one fits (see `shortAppend`): the start of a
  * new execution, or, when the request continues right after the hint, the step append or the
- * status move. Each writes nothing when the head is not as it assumes or the fence is stale,
+ * status move. Each writes nothing when the head is not as it assumes or holds another fence,
  * and the full statement follows, which writes or says why not. The full
  * statement also runs again when an `acquireFence` created the head row while a start was
  * running, or when a refusal came from a snapshot that a racing append has since moved past.
@@ -99,7 +99,9 @@ function shortAppend(
   hint: AppendResult | undefined,
 ): Promise<boolean> | undefined {
   if (request.expectedSeq === 0) {
-    if (request.events.length > MAX_FAST_EVENTS) return undefined;
+    // The start statement assumes no head row, i.e. fence 0: under another fence the head
+    // exists (acquireFence made it) or the fence was never granted; the full statement decides.
+    if (request.events.length > MAX_FAST_EVENTS || request.fence !== 0) return undefined;
     return shortAppends.submit({ kind: 'start', request, status });
   }
   if (hint === undefined || !continuesAfter(request, hint)) return undefined;
@@ -130,11 +132,12 @@ async function runStatement(db: Database, query: Query, executionId: string): Pr
 
 /**
  * The checks that need no head: `checkAppend` against a head that every well-formed request
- * fits (empty log up to `expectedSeq - 1`, fence 0), then U+0000, which `text` cannot hold.
+ * fits (empty log up to `expectedSeq - 1`, the writer's fence), then U+0000, which `text`
+ * cannot hold.
  */
 function checkShape(request: AppendRequest, maxPayloadBytes: number): void {
   const fits: ExecutionHead = {
-    fence: 0,
+    fence: request.fence,
     lastSeq: request.expectedSeq - 1,
     status: undefined,
     workflow: undefined,

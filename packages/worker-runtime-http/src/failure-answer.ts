@@ -1,6 +1,6 @@
 /**
  * How a failure of the runtime becomes an answer: superseded refusals 409, a start fenced out
- * 409 with its fences, refused input 400 with its fields, anything else 500 with an error id
+ * or a fence never granted 409 with the fences, refused input 400 with its fields, anything else 500 with an error id
  * (the full error is logged under that id; the answer carries no message and no stack).
  */
 import { randomUUID } from 'node:crypto';
@@ -27,18 +27,13 @@ export function failureAnswer(
     return { status: 409, body: { error: 'execution superseded', code: WireCodes.Superseded, executionId } };
   }
   const name = nameOf(error);
-  if (name === 'StartFencedOutError') {
+  if (name === 'StartFencedOutError' || name === 'FenceNotGrantedError') {
     const { fence, current } = error as { fence: number; current: number };
-    return {
-      status: 409,
-      body: {
-        error: 'start fenced out; retry the start',
-        code: WireCodes.StartFencedOut,
-        executionId,
-        fence,
-        current,
-      },
-    };
+    const [message, code] =
+      name === 'StartFencedOutError'
+        ? ['start fenced out; retry the start', WireCodes.StartFencedOut]
+        : ['fence was never granted; take a lease first', WireCodes.FenceNotGranted];
+    return { status: 409, body: { error: message, code, executionId, fence, current } };
   }
   if (name === 'InvalidInputError') {
     const { issues } = error as unknown as { issues: { path: string; message: string }[] };

@@ -9,6 +9,7 @@ import type { Runtime } from '@skein/workflow-runtime';
 
 interface Run {
   fence: number;
+  workflow: string;
   result: Promise<ExecutionResult>;
 }
 
@@ -23,7 +24,7 @@ export class InFlightRuns {
 
   /** The fence of the run in progress here, or a new one (`LocalWorkerRuntime.allocate`). */
   allocate(pkg: ExecutionPackage): Promise<WorkerLease> {
-    const run = pkg.startOnly === true ? undefined : this.runs.get(pkg.executionId);
+    const run = this.joinable(pkg);
     if (run === undefined) return this.local.allocate(pkg);
     return Promise.resolve({
       executionId: pkg.executionId,
@@ -36,17 +37,24 @@ export class InFlightRuns {
   /** Join the run in progress under the same fence, or execute under the lease's fence. */
   execute(lease: WorkerLease, pkg: ExecutionPackage): Promise<ExecutionResult> {
     const { executionId } = pkg;
-    const current = this.runs.get(executionId);
-    if (current !== undefined && current.fence === lease.fence && pkg.startOnly !== true)
-      return current.result;
+    const current = this.joinable(pkg);
+    if (current !== undefined && current.fence === lease.fence) return current.result;
     // `LocalWorkerRuntime.execute` may throw before it returns a promise: keep one promise.
-    const run: Run = { fence: lease.fence, result: (async () => this.local.execute(lease, pkg))() };
+    const result = (async () => this.local.execute(lease, pkg))();
+    const run: Run = { fence: lease.fence, workflow: pkg.workflow, result };
     this.runs.set(executionId, run);
     const forget = () => {
       if (this.runs.get(executionId) === run) this.runs.delete(executionId);
     };
     run.result.then(forget, forget);
     return run.result;
+  }
+
+  /** The run in progress here that `pkg` may join: same execution, same workflow, not a start-only retry. */
+  private joinable(pkg: ExecutionPackage): Run | undefined {
+    if (pkg.startOnly === true) return undefined;
+    const run = this.runs.get(pkg.executionId);
+    return run?.workflow === pkg.workflow ? run : undefined;
   }
 
   /** Runs in progress here. */

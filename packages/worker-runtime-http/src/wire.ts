@@ -17,6 +17,7 @@ export const Paths = {
 export const WireCodes = {
   Superseded: 'superseded',
   StartFencedOut: 'start_fenced_out',
+  FenceNotGranted: 'fence_not_granted',
   InvalidRequest: 'invalid_request',
   UnknownWorkflow: 'unknown_workflow',
   Unauthorized: 'unauthorized',
@@ -39,7 +40,7 @@ export interface WireError {
   errorId?: string;
   /** Refused fields (400). */
   issues?: { path: string; message: string }[];
-  /** Fences of a start that was fenced out (409 `start_fenced_out`). */
+  /** Fences of a start that was fenced out (409 `start_fenced_out`) or of a fence never granted (409 `fence_not_granted`). */
   fence?: number;
   current?: number;
 }

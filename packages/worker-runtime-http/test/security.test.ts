@@ -41,10 +41,11 @@ const echo = defineWorkflow({
   },
 });
 
+/** A start under fence 0: every execution's first, granted without a lease (adr/0003). */
 const execute = (executionId: string, extra: Record<string, unknown> = {}): RawRequest => ({
   method: 'POST',
   path: '/v1/executions',
-  body: encode({ executionId, workflow: 'echo', input: { word: 'hi' }, fence: 1, ...extra }),
+  body: encode({ executionId, workflow: 'echo', input: { word: 'hi' }, fence: 0, ...extra }),
 });
 
 /** Nothing about `executionId` is in the store: no log, no fence taken, no step run. */
@@ -104,7 +105,7 @@ describe('HTTP worker: refusals write nothing', () => {
     const request = {
       method: 'POST',
       path: '/v1/leases',
-      body: encode({ executionId: 'replay-2', workflow: 'echo' }),
+      body: encode({ executionId: 'replay-2', workflow: 'echo', input: { word: 'hi' } }),
     };
     const headers = signingHeaders(request);
     expect((await raw(served.url, request, headers)).status).toBe(200);
@@ -361,7 +362,7 @@ describe('HTTP worker: what anyone who reaches the port can hold (no secret need
     expect((await Promise.all(holders.map((holder) => holder.answered))).map(statusOf)).toEqual([401, 401]);
     await nothingWritten(served, 'x', before);
     // The slots are free again: a signed request with a body executes.
-    expect((await raw(served.url, execute('after-busy', { fence: 0 }))).status).toBe(200);
+    expect((await raw(served.url, execute('after-busy'))).status).toBe(200);
     expect(served.logged.map((line) => line.message)).toContain(
       'too many request bodies in progress; request refused',
     );
@@ -422,5 +423,96 @@ describe('HTTP worker: what anyone who reaches the port can hold (no secret need
       clearInterval(drip);
     }
     await nothingWritten(served, 'x', before);
+  });
+});
+
+const lease = (body: Record<string, unknown>): RawRequest => ({
+  method: 'POST',
+  path: '/v1/leases',
+  body: encode(body),
+});
+
+const other = defineWorkflow({ name: 'other', input: z.object({}), run: async () => 'other' });
+
+describe('HTTP worker: only a fence the store granted writes', () => {
+  it('409 fence_not_granted: a start under a fence no lease gave writes nothing and raises no fence', async () => {
+    const served = await w.serve([echo]);
+    const before = runs;
+    const reply = await raw(served.url, execute('fence-1', { fence: 7 }));
+    expect(reply.status).toBe(409);
+    expect(body(reply)).toEqual({
+      error: 'fence was never granted; take a lease first',
+      code: 'fence_not_granted',
+      executionId: 'fence-1',
+      fence: 7,
+      current: 0,
+    });
+    await nothingWritten(served, 'fence-1', before);
+  });
+
+  it("409 fence_not_granted: a takeover under a fence above the head writes nothing; the log's fences never go backwards", async () => {
+    const served = await w.serve([echo]);
+    await served.runtime.enqueue(echo, { word: 'hi' }, { executionId: 'fence-2' });
+    const granted = JSON.parse(
+      (await raw(served.url, lease({ executionId: 'fence-2', workflow: 'echo' }))).body,
+    ).fence as number;
+    const before = runs;
+    const reply = await raw(served.url, execute('fence-2', { fence: granted + 5 }));
+    expect(reply.status).toBe(409);
+    expect(body(reply)).toMatchObject({ code: 'fence_not_granted', fence: granted + 5, current: granted });
+    expect(types(await served.runtime.history('fence-2'))).toEqual(['EXECUTION_STARTED']);
+    expect(await served.stores.events.currentFence('fence-2')).toBe(granted);
+    expect(runs).toBe(before);
+    // The granted fence runs it; every fence in the log is at least the one before it.
+    expect((await raw(served.url, execute('fence-2', { fence: granted }))).status).toBe(200);
+    const fences = (await served.runtime.history('fence-2')).map((event) => event.fence);
+    expect(fences).toEqual([...fences].sort((a, b) => a - b));
+    expect(fences.at(-1)).toBe(granted);
+  });
+
+  it('400 unknown_workflow: a lease for a workflow the worker does not register takes no fence', async () => {
+    const served = await w.serve([echo]);
+    const before = runs;
+    const reply = await raw(served.url, lease({ executionId: 'lease-1', workflow: 'nope', input: {} }));
+    expect(reply.status).toBe(400);
+    expect(body(reply)).toMatchObject({ code: 'unknown_workflow', executionId: 'lease-1' });
+    await nothingWritten(served, 'lease-1', before);
+  });
+
+  it.each([
+    ['no input', {}, 'input'],
+    ['an input failing the schema', { input: { word: 42 } }, 'input.word'],
+  ])('400 invalid_request: a lease for an unknown id with %s takes no fence', async (_title, extra, path) => {
+    const served = await w.serve([echo]);
+    const before = runs;
+    const reply = await raw(served.url, lease({ executionId: 'lease-2', workflow: 'echo', ...extra }));
+    expect(reply.status).toBe(400);
+    expect(body(reply)).toMatchObject({ code: 'invalid_request', issues: [{ path }] });
+    await nothingWritten(served, 'lease-2', before);
+  });
+
+  it('409 superseded: a lease naming another workflow for an existing execution takes no fence', async () => {
+    const served = await w.serve([echo, other]);
+    expect((await raw(served.url, execute('lease-3'))).status).toBe(200);
+    const log = await served.runtime.history('lease-3');
+    const reply = await raw(served.url, lease({ executionId: 'lease-3', workflow: 'other' }));
+    expect(reply.status).toBe(409);
+    expect(body(reply)).toMatchObject({ code: 'superseded', executionId: 'lease-3' });
+    expect(await served.stores.events.currentFence('lease-3')).toBe(0);
+    expect(await served.runtime.history('lease-3')).toEqual(log);
+  });
+
+  it('a lease for an existing execution needs no input; one for a new execution needs a valid input', async () => {
+    const served = await w.serve([echo]);
+    await served.runtime.enqueue(echo, { word: 'hi' }, { executionId: 'lease-4' });
+    const existing = await raw(served.url, lease({ executionId: 'lease-4', workflow: 'echo' }));
+    expect(existing.status).toBe(200);
+    expect(JSON.parse(existing.body).fence).toBe(await served.stores.events.currentFence('lease-4'));
+    const fresh = await raw(
+      served.url,
+      lease({ executionId: 'lease-5', workflow: 'echo', input: { word: 'a' } }),
+    );
+    expect(fresh.status).toBe(200);
+    expect(JSON.parse(fresh.body).fence).toBe(1);
   });
 });

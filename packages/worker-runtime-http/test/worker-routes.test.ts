@@ -42,7 +42,7 @@ describe('HTTP worker: routes', () => {
       raw(served.url, {
         method: 'POST',
         path: '/v1/leases',
-        body: encode({ executionId: id, workflow: 'noop' }),
+        body: encode({ executionId: id, workflow: 'noop', input: {} }),
       });
     const first = JSON.parse((await lease('lease-1')).body) as { fence: number; workerId: string };
     const second = JSON.parse((await lease('lease-1')).body) as { fence: number };

@@ -8,6 +8,7 @@ import {
   DuplicateSequenceError,
   ExecutionAlreadyExistsError,
   ExecutionTerminatedError,
+  FenceNotGrantedError,
   InvalidAppendError,
   SequenceGapError,
   StaleFenceError,
@@ -31,7 +32,8 @@ export interface ExecutionHead {
 
 /**
  * Throw the error a store must raise for `request` given the execution's `head`, or return
- * normally when the append may proceed. Order: seq 0 taken, fence, terminal, duplicate, gap.
+ * normally when the append may proceed. Order: seq 0 taken, fence (stale, then never
+ * granted), terminal, duplicate, gap.
  */
 export function checkAppend(
   head: ExecutionHead,
@@ -43,6 +45,8 @@ export function checkAppend(
   if (expectedSeq === 0 && head.lastSeq >= 0)
     throw new ExecutionAlreadyExistsError(executionId, head.workflow);
   if (fence < head.fence) throw new StaleFenceError(executionId, fence, head.fence);
+  // Only the newest granted fence writes: a fence above it was never handed out (L3).
+  if (fence > head.fence) throw new FenceNotGrantedError(executionId, fence, head.fence);
   if (head.status !== undefined && isTerminalStatus(head.status)) {
     throw new ExecutionTerminatedError(executionId, head.status);
   }

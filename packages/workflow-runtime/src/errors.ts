@@ -11,6 +11,7 @@ export const ErrorCodes = {
   DuplicateEnvelopeId: 'DUPLICATE_ENVELOPE_ID',
   SequenceGap: 'SEQUENCE_GAP',
   StaleFence: 'STALE_FENCE',
+  FenceNotGranted: 'FENCE_NOT_GRANTED',
   StartFencedOut: 'START_FENCED_OUT',
   ExecutionTerminated: 'EXECUTION_TERMINATED',
   StorageWriteFailed: 'STORAGE_WRITE_FAILED',
@@ -140,6 +141,25 @@ export class StaleFenceError extends SkeinError {
     super(
       ErrorCodes.StaleFence,
       `execution "${executionId}": fence ${fence} is stale; the current fence is ${current}`,
+      options,
+    );
+  }
+}
+
+/**
+ * L3: the writer's fence is newer than the newest fence the store granted for the execution
+ * (`acquireFence` never returned it), so no holder could have it. Nothing was written.
+ */
+export class FenceNotGrantedError extends SkeinError {
+  constructor(
+    readonly executionId: string,
+    readonly fence: number,
+    readonly current: number,
+    options?: { cause?: unknown },
+  ) {
+    super(
+      ErrorCodes.FenceNotGranted,
+      `execution "${executionId}": fence ${fence} was never granted; the newest granted fence is ${current}`,
       options,
     );
   }
@@ -454,6 +474,7 @@ export const ErrorClassesByCode: { readonly [C in ErrorCode]: ErrorClass } = {
   [ErrorCodes.DuplicateEnvelopeId]: DuplicateEnvelopeIdError,
   [ErrorCodes.SequenceGap]: SequenceGapError,
   [ErrorCodes.StaleFence]: StaleFenceError,
+  [ErrorCodes.FenceNotGranted]: FenceNotGrantedError,
   [ErrorCodes.StartFencedOut]: StartFencedOutError,
   [ErrorCodes.ExecutionTerminated]: ExecutionTerminatedError,
   [ErrorCodes.StorageWriteFailed]: StorageWriteError,

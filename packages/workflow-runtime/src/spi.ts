@@ -69,8 +69,10 @@ export interface ExecutionPage {
  * The append-only event log (L1–L4, L6).
  *
  * `append` checks the fence and the sequence and writes in one atomic step; on failure it
- * writes nothing and rejects with `StaleFenceError`, `ExecutionAlreadyExistsError` (seq 0
- * taken), `DuplicateSequenceError`, `SequenceGapError`, `DuplicateEnvelopeIdError`,
+ * writes nothing and rejects with `StaleFenceError` (a fence older than the newest granted),
+ * `FenceNotGrantedError` (one newer, which `acquireFence` never returned; fence 0 is every
+ * execution's first, granted without a call), `ExecutionAlreadyExistsError` (seq 0 taken),
+ * `DuplicateSequenceError`, `SequenceGapError`, `DuplicateEnvelopeIdError`,
  * `ExecutionTerminatedError` (L6) or `StorageWriteError`. A store may group the appends of
  * many executions into one transaction, but each caller gets its own outcome (L4).
  */

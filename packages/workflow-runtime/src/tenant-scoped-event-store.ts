@@ -9,6 +9,7 @@ import {
   DuplicateSequenceError,
   ExecutionAlreadyExistsError,
   ExecutionTerminatedError,
+  FenceNotGrantedError,
   InvalidInputError,
   SequenceGapError,
   StaleFenceError,
@@ -120,6 +121,8 @@ function rescope(error: unknown, scoped: string, unscoped: string): unknown {
       return new SequenceGapError(unscoped, e.seq as number, e.expected as number, cause);
     case 'StaleFenceError':
       return new StaleFenceError(unscoped, e.fence as number, e.current as number, cause);
+    case 'FenceNotGrantedError':
+      return new FenceNotGrantedError(unscoped, e.fence as number, e.current as number, cause);
     case 'ExecutionTerminatedError':
       return new ExecutionTerminatedError(unscoped, e.status as string, cause);
     case 'StorageWriteError': {

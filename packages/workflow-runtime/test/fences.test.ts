@@ -1,10 +1,41 @@
-import { defineWorkflow, StaleFenceError } from '@skein/workflow-runtime';
+import { defineWorkflow, FenceNotGrantedError, StaleFenceError } from '@skein/workflow-runtime';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { backings, deferred, harness, types, until } from './support/stores.js';
 
 describe.each(backings)('fences at runtime level (adr/0003) on %s', (_name, openBacking) => {
   const h = harness(openBacking);
+
+  it('L3: execute under a fence the store never granted is refused and writes nothing; the head fence stays', async () => {
+    const { stores } = h.open();
+    let ran = 0;
+    const workflow = defineWorkflow({
+      name: 'w',
+      input: z.object({}),
+      run: async (ctx) => ctx.step('s', () => ++ran),
+    });
+    const runtime = h.runtime({ stores, workflows: [workflow] });
+    // A start: no fence was ever taken, so only fence 0 may write seq 0.
+    const start = runtime.execute({ executionId: 'n', workflow: 'w', input: {} }, { fence: 3 });
+    await expect(start).rejects.toBeInstanceOf(FenceNotGrantedError);
+    await expect(start).rejects.toMatchObject({ executionId: 'n', fence: 3, current: 0 });
+    expect(await runtime.history('n')).toEqual([]);
+    expect(await stores.events.getExecution('n')).toBeNull();
+    expect(await stores.events.currentFence('n')).toBe(0);
+    // A takeover of pending work under a fence above the one granted last.
+    await runtime.enqueue(workflow, {}, { executionId: 'p' });
+    const granted = await stores.events.acquireFence('p');
+    const takeover = runtime.execute({ executionId: 'p', workflow: 'w' }, { fence: granted + 1 });
+    await expect(takeover).rejects.toMatchObject({ name: 'FenceNotGrantedError', current: granted });
+    expect(types(await runtime.history('p'))).toEqual(['EXECUTION_STARTED']);
+    expect(await stores.events.currentFence('p')).toBe(granted);
+    expect(ran).toBe(0);
+    // The granted fence takes it over, and the log's fences never go backwards.
+    expect((await runtime.execute({ executionId: 'p', workflow: 'w' }, { fence: granted })).status).toBe(
+      'completed',
+    );
+    expect((await runtime.history('p')).map((e) => e.fence)).toEqual([0, granted, granted, granted, granted]);
+  });
 
   it('L3: a fresh start writes seq 0 in fence epoch 0 and acquires nothing', async () => {
     const { stores } = h.open();
