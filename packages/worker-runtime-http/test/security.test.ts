@@ -502,6 +502,33 @@ describe('HTTP worker: only a fence the store granted writes', () => {
     expect(await served.runtime.history('lease-3')).toEqual(log);
   });
 
+  it('a lease joins a run in progress here only for the same workflow', async () => {
+    let release = () => undefined as void;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const held = defineWorkflow({
+      name: 'held',
+      input: z.object({}),
+      run: async (ctx) => ctx.step('wait', () => gate.then(() => 'done')),
+    });
+    const served = await w.serve([held, other]);
+    const running = raw(served.url, {
+      method: 'POST',
+      path: '/v1/executions',
+      body: encode({ executionId: 'join-1', workflow: 'held', input: {}, fence: 0 }),
+    });
+    await until(async () => types(await served.runtime.history('join-1')).includes('STEP_STARTED'));
+    const foreign = await raw(served.url, lease({ executionId: 'join-1', workflow: 'other' }));
+    expect(foreign.status).toBe(409);
+    expect(body(foreign)).toMatchObject({ code: 'superseded', executionId: 'join-1' });
+    expect(await served.stores.events.currentFence('join-1')).toBe(0);
+    const same = await raw(served.url, lease({ executionId: 'join-1', workflow: 'held' }));
+    expect(JSON.parse(same.body).fence).toBe(0);
+    release();
+    expect((await running).status).toBe(200);
+  });
+
   it('a lease for an existing execution needs no input; one for a new execution needs a valid input', async () => {
     const served = await w.serve([echo]);
     await served.runtime.enqueue(echo, { word: 'hi' }, { executionId: 'lease-4' });
