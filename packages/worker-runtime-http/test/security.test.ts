@@ -503,7 +503,7 @@ describe('HTTP worker: only a fence the store granted writes', () => {
   });
 
   it('a lease joins a run in progress here only for the same workflow', async () => {
-    let release = () => undefined as void;
+    let release: () => void = () => undefined;
     const gate = new Promise<void>((resolve) => {
       release = resolve;
     });
