@@ -1,6 +1,8 @@
 /**
  * @skein/conformance: reusable vitest suites that every store implementation runs against
  * itself. Each suite is a function taking `{ name, open }`; `open()` returns fresh stores.
+ * `textBoundarySuite` runs a runtime over the stores: every string key that reaches them is
+ * well-formed Unicode.
  */
 export {
   type DispatcherSuiteOptions,
@@ -16,6 +18,7 @@ export type { StoresWith, SuiteOptions } from './harness.js';
 export { type LeaseStoreSuiteOptions, leaseStoreSuite } from './lease-store-suite.js';
 export { type SignalStoreSuiteOptions, signalStoreSuite } from './signal-store-suite.js';
 export { type SnapshotStoreSuiteOptions, snapshotStoreSuite } from './snapshot-store-suite.js';
+export { type TextBoundarySuiteOptions, textBoundarySuite } from './text-boundary-suite.js';
 export { type TimerStoreSuiteOptions, timerStoreSuite } from './timer-store-suite.js';
 export {
   type WorkerRuntimeSuiteOptions,

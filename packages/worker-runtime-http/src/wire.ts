@@ -3,6 +3,7 @@
  * JSON (plain JSON, with Date, BigInt, Map, ... as `{"$t": tag, "v": value}`), so inputs,
  * outputs and states keep their types end to end.
  */
+import { wellFormed } from '@skein/workflow-runtime';
 import { z } from 'zod';
 import { wireExecutionId } from './execution-id.js';
 
@@ -47,7 +48,7 @@ export interface WireError {
 
 const packageFields = {
   executionId: wireExecutionId,
-  workflow: z.string().min(1).max(1024),
+  workflow: wellFormed(z.string().min(1).max(1024)),
   input: z.unknown().optional(),
   version: z.number().int().positive().optional(),
   startOnly: z.boolean().optional(),

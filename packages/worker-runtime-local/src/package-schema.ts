@@ -1,11 +1,11 @@
 /** Validation of what callers hand the dispatchers and workers (L7: refused before anything is written). */
 import type { ExecutionPackage } from '@skein/worker-runtime';
-import { MAX_EXECUTION_ID_LENGTH, parseWith } from '@skein/workflow-runtime';
+import { executionIdSchema, nameSchema, parseWith } from '@skein/workflow-runtime';
 import { z } from 'zod';
 
 const packageSchema = z.object({
-  executionId: z.string().min(1).max(MAX_EXECUTION_ID_LENGTH),
-  workflow: z.string().min(1),
+  executionId: executionIdSchema,
+  workflow: nameSchema,
   input: z.unknown().optional(),
   version: z.number().int().positive().optional(),
   startOnly: z.boolean().optional(),

@@ -14,6 +14,7 @@ import {
   StaleFenceError,
 } from './errors.js';
 import { type ExecutionStatus, isEventType, isTerminalStatus, isTerminalType } from './events.js';
+import { illFormedReason, isWellFormed } from './ids.js';
 import type { AppendRequest } from './spi.js';
 
 export { InvalidAppendError };
@@ -58,6 +59,12 @@ function checkShape(request: AppendRequest, maxPayloadBytes: number): void {
   const { executionId, expectedSeq, fence, events } = request;
   if (typeof executionId !== 'string' || executionId.length === 0) {
     throw new InvalidAppendError(String(executionId), 'executionId must be a non-empty string');
+  }
+  if (!isWellFormed(executionId)) {
+    throw new InvalidAppendError(executionId, `executionId ${illFormedReason(executionId)}`);
+  }
+  if (expectedSeq === 0 && !isWellFormed(String(request.workflow))) {
+    throw new InvalidAppendError(executionId, `workflow ${illFormedReason(String(request.workflow))}`);
   }
   if (!Number.isSafeInteger(expectedSeq) || expectedSeq < 0) {
     throw new InvalidAppendError(executionId, `expectedSeq ${expectedSeq} is not a non-negative integer`);

@@ -9,7 +9,7 @@ import type { ChildOptions } from './context-api.js';
 import { CancelledError, ChildFailedError } from './errors.js';
 import type { ChildSettledPayload, ChildStartedPayload } from './events.js';
 import type { CallRecord, ExecutionState } from './fold.js';
-import { MAX_EXECUTION_ID_LENGTH, newId } from './ids.js';
+import { illFormedReason, MAX_EXECUTION_ID_LENGTH, newId } from './ids.js';
 import { featuresOf, type RunFeatures, type RunInternals } from './run-features.js';
 import type { AnyWorkflow } from './workflow.js';
 
@@ -26,6 +26,8 @@ export async function callChild(
   options: ChildOptions,
 ): Promise<unknown> {
   const features = featuresOf(run, 'ctx.child');
+  // A bad id fails the call before it takes a position, as a bad name fails any other call.
+  if (options.executionId !== undefined) checkedId(options.executionId);
   const peeked = run.peek();
   let slot: { position: number; record: CallRecord | undefined };
   try {
@@ -130,5 +132,7 @@ function checkedId(childId: string): string {
       `ctx.child: executionId must be 1 to ${MAX_EXECUTION_ID_LENGTH} characters, got ${JSON.stringify(childId)}`,
     );
   }
+  const reason = illFormedReason(childId);
+  if (reason !== undefined) throw new RangeError(`ctx.child: executionId ${reason}`);
   return childId;
 }

@@ -25,7 +25,7 @@ import {
 } from './errors.js';
 import type { CallKind, EventType } from './events.js';
 import type { CallRecord, ExecutionState } from './fold.js';
-import { newId } from './ids.js';
+import { assertCallName, assertName, newId } from './ids.js';
 import type { LogWriter } from './log-writer.js';
 import { recordableError, shrunkError } from './recordable-error.js';
 import { resolveRetryPolicy, retryDelay } from './retry.js';
@@ -200,6 +200,7 @@ export class ExecutionRun implements WorkflowContext {
 
   patched(id: string): boolean {
     this.assertUsable();
+    assertName(id, 'ctx.patched call', 'id');
     if (this.state.patches.includes(id)) return true;
     // Calls recorded beyond this point were made by code that passed here without the patch.
     if (this.cursor < this.state.calls.length) return false;
@@ -360,6 +361,7 @@ export class ExecutionRun implements WorkflowContext {
   /** Take the next position; throw NonDeterminismError when the log holds another call there. */
   private next(kind: CallKind, name: string): { position: number; record: CallRecord | undefined } {
     this.assertUsable();
+    assertCallName(kind, name);
     const position = this.cursor++;
     const record = this.state.calls[position];
     if (record !== undefined && (record.kind !== kind || record.name !== name)) {

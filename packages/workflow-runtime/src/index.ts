@@ -68,7 +68,15 @@ export {
   type PendingTimer,
 } from './fold.js';
 export { type FlushBatch, GroupCommit, type GroupCommitOptions, type Outcome } from './group-commit.js';
-export { MAX_EXECUTION_ID_LENGTH, newId } from './ids.js';
+export {
+  executionIdSchema,
+  illFormedReason,
+  isWellFormed,
+  MAX_EXECUTION_ID_LENGTH,
+  nameSchema,
+  newId,
+  wellFormed,
+} from './ids.js';
 export { type ExecutionListItem, type ListPage, type ListQuery, listExecutions } from './inspection.js';
 export {
   DEFAULT_LEASE_TTL_MS,

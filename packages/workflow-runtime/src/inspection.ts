@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { decode } from './codec.js';
 import { type ExecutionStatus, ExecutionStatuses, type StartedPayload } from './events.js';
+import { nameSchema, wellFormed } from './ids.js';
 import type { EventStore, ExecutionSummary } from './spi.js';
 import { parseWith, type WorkflowRegistry } from './workflow.js';
 
@@ -46,9 +47,9 @@ const statusSchema = z.enum(ExecutionStatuses as [ExecutionStatus, ...ExecutionS
 
 const querySchema = z.object({
   status: z.union([statusSchema, z.array(statusSchema)]).optional(),
-  workflow: z.string().min(1).optional(),
+  workflow: nameSchema.optional(),
   limit: z.number().int().min(1).max(1000).optional(),
-  cursor: z.string().min(1).optional(),
+  cursor: wellFormed(z.string().min(1)).optional(),
   versions: z.boolean().optional(),
 });
 

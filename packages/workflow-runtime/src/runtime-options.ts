@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import type { ErrorClass } from './errors.js';
 import type { ExecutionState } from './fold.js';
-import { MAX_EXECUTION_ID_LENGTH } from './ids.js';
+import { executionIdSchema, nameSchema } from './ids.js';
 import type { LeaseOptions } from './leases.js';
 import type { Stores } from './spi.js';
 import type { AnyWorkflow } from './workflow.js';
@@ -81,13 +81,13 @@ export interface WorkflowHandle<Out = unknown> {
 }
 
 export const executeRequestSchema = z.object({
-  executionId: z.string().min(1).max(MAX_EXECUTION_ID_LENGTH),
-  workflow: z.string().min(1),
+  executionId: executionIdSchema,
+  workflow: nameSchema,
   input: z.unknown().optional(),
   version: z.number().int().positive().optional(),
 });
 
-export const executionIdSchema = z.string().min(1).max(MAX_EXECUTION_ID_LENGTH);
+export { executionIdSchema };
 
 export const executeOptionsSchema = z.object({
   fence: z.number().int().nonnegative().optional(),

@@ -19,7 +19,7 @@ import {
 import { type Envelope, isTerminalStatus, type StartedPayload } from './events.js';
 import { ExecutionRun, type RunOutcome } from './execution-run.js';
 import type { ExecutionState } from './fold.js';
-import { newId } from './ids.js';
+import { assertExecutionId, assertName, newId } from './ids.js';
 import { type ListPage, type ListQuery, listExecutions } from './inspection.js';
 import { DEFAULT_LEASE_TTL_MS, ExecutionLeases } from './leases.js';
 import { loadState, readHistory, saveSnapshot } from './load-state.js';
@@ -98,9 +98,11 @@ export class Runtime {
     this.maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
     this.snapshotEvery = options.snapshotEvery ?? 100;
     this.nodeId = options.nodeId ?? newId();
+    assertName(this.nodeId, 'createRuntime options', 'nodeId');
     this.onError = options.onError ?? ((error, context) => console.error(`skein: ${context}:`, error));
     this.wakeTimers = new WakeTimers(this.clock, (executionId) => this.wake(executionId), this.onError);
     this.leaseOwner = options.lease?.owner ?? this.nodeId;
+    assertName(this.leaseOwner, 'createRuntime options', 'lease.owner');
     this.leaseTtlMs = options.lease === undefined ? undefined : (options.lease.ttlMs ?? DEFAULT_LEASE_TTL_MS);
     this.leases =
       this.leaseTtlMs === undefined
@@ -231,6 +233,7 @@ export class Runtime {
    * execution whose timers another node claimed is left to that node.
    */
   async wake(executionId: string, options: { claimed?: boolean } = {}): Promise<ExecutionState | null> {
+    assertExecutionId(executionId, 'wake');
     const current = await this.loadState(executionId);
     if (current === null || current.status !== 'suspended') return current;
     const now = this.clock();
@@ -250,7 +253,7 @@ export class Runtime {
    * heard of the signal another way (a supervisor's wake-up). Writes nothing otherwise.
    * Resolves true when this call resumed it; the run goes on in the background.
    */
-  resumeIfArrived(executionId: string): Promise<boolean> {
+  async resumeIfArrived(executionId: string): Promise<boolean> {
     this.assertOpen();
     const id = parseWith(executionIdSchema, executionId, 'executionId', 'executionId');
     return resumeIfArrived(this.features, id, 'a wake-up: a signal or child it waits for arrived');
@@ -306,6 +309,7 @@ export class Runtime {
 
   /** A handle on an execution by id (it need not exist yet). */
   handle<Out = unknown>(executionId: string): WorkflowHandle<Out> {
+    assertExecutionId(executionId, 'handle');
     return {
       executionId,
       result: () => this.result<Out>(executionId),
@@ -314,17 +318,20 @@ export class Runtime {
   }
 
   /** The folded state of an execution, from its newest snapshot and the events after it; null if none. */
-  loadState(executionId: string): Promise<ExecutionState | null> {
+  async loadState(executionId: string): Promise<ExecutionState | null> {
+    assertExecutionId(executionId, 'loadState');
     return loadState(this.stores, executionId, this.codec);
   }
 
   /** The log of an execution, decoded, in seq order. */
-  history(executionId: string): Promise<Envelope[]> {
+  async history(executionId: string): Promise<Envelope[]> {
+    assertExecutionId(executionId, 'history');
     return readHistory(this.stores.events, executionId, this.codec);
   }
 
   /** Wait for the execution to end; resolve with its output or reject with `ExecutionFailedError`. */
   async result<Out = unknown>(executionId: string, pollMs = 50): Promise<Out> {
+    assertExecutionId(executionId, 'result');
     let state = await this.settledState(executionId);
     let delay = pollMs;
     while (state === null || !isTerminalStatus(state.status)) {

@@ -12,7 +12,7 @@ import {
   UnknownWorkflowError,
 } from './errors.js';
 import { isTerminalStatus } from './events.js';
-import { MAX_EXECUTION_ID_LENGTH, newId } from './ids.js';
+import { executionIdSchema, MAX_EXECUTION_ID_LENGTH, nameSchema, newId, wellFormed } from './ids.js';
 import { type FeatureDeps, resumeIfWaiting } from './runtime-features.js';
 import { parseWith } from './workflow.js';
 
@@ -35,9 +35,9 @@ export interface SignalResult {
 }
 
 const requestSchema = z.object({
-  executionId: z.string().min(1).max(MAX_EXECUTION_ID_LENGTH),
-  name: z.string().min(1),
-  signalId: z.string().min(1).max(MAX_EXECUTION_ID_LENGTH).optional(),
+  executionId: executionIdSchema,
+  name: nameSchema,
+  signalId: wellFormed(z.string().min(1).max(MAX_EXECUTION_ID_LENGTH)).optional(),
 });
 
 /** See the module comment; refuses with a clear error before anything is written. */

@@ -16,6 +16,7 @@ import {
   StorageWriteError,
 } from './errors.js';
 import type { StoredEvent } from './events.js';
+import { illFormedReason } from './ids.js';
 import type {
   AppendRequest,
   AppendResult,
@@ -36,17 +37,12 @@ const SEPARATOR = '/';
 export class TenantScopedEventStore implements EventStore {
   private readonly prefix: string;
 
-  /** @param tenant a non-empty tenant name without `/`. */
+  /** @param tenant a non-empty, well-formed tenant name without `/`. */
   constructor(
     private readonly inner: EventStore,
     readonly tenant: string,
   ) {
-    if (typeof tenant !== 'string' || tenant.length === 0 || tenant.includes(SEPARATOR)) {
-      throw new InvalidInputError('TenantScopedEventStore', [
-        { path: 'tenant', message: `must be a non-empty string without "/", got ${JSON.stringify(tenant)}` },
-      ]);
-    }
-    this.prefix = `${tenant}${SEPARATOR}`;
+    this.prefix = tenantPrefix(tenant, 'TenantScopedEventStore');
   }
 
   append(request: AppendRequest): Promise<AppendResult> {
@@ -102,6 +98,20 @@ export class TenantScopedEventStore implements EventStore {
       throw rescope(error, this.scope(executionId), executionId);
     }
   }
+}
+
+/**
+ * The prefix `<tenant>/` of a tenant's ids, or `InvalidInputError` (at `where`) for a name
+ * that is empty, holds the separator, or is not well-formed Unicode (two such names could be
+ * stored as one, and share their executions).
+ */
+export function tenantPrefix(tenant: string, where: string): string {
+  const problem =
+    typeof tenant !== 'string' || tenant.length === 0 || tenant.includes(SEPARATOR)
+      ? `must be a non-empty string without "${SEPARATOR}", got ${JSON.stringify(tenant)}`
+      : illFormedReason(tenant);
+  if (problem !== undefined) throw new InvalidInputError(where, [{ path: 'tenant', message: problem }]);
+  return `${tenant}${SEPARATOR}`;
 }
 
 /** The same refusal about `unscoped`; matched by name, so errors of another package copy work too. */

@@ -15,14 +15,9 @@ import type {
   Timer,
   TimerStore,
 } from './spi.js';
-import { TenantScopedEventStore } from './tenant-scoped-event-store.js';
+import { TenantScopedEventStore, tenantPrefix } from './tenant-scoped-event-store.js';
 
 export { TenantScopeError };
-
-/** The prefix a tenant's ids are stored under. */
-function prefixOf(tenant: string): string {
-  return `${tenant}/`;
-}
 
 /** Snapshots of one tenant: stored under the scoped execution id. */
 export class TenantScopedSnapshotStore implements SnapshotStore {
@@ -32,7 +27,7 @@ export class TenantScopedSnapshotStore implements SnapshotStore {
     private readonly inner: SnapshotStore,
     tenant: string,
   ) {
-    this.prefix = prefixOf(tenant);
+    this.prefix = tenantPrefix(tenant, 'TenantScopedSnapshotStore');
   }
 
   put(snapshot: Snapshot): Promise<void> {
@@ -57,7 +52,7 @@ export class TenantScopedLeaseStore implements LeaseStore {
     private readonly inner: LeaseStore,
     tenant: string,
   ) {
-    this.prefix = prefixOf(tenant);
+    this.prefix = tenantPrefix(tenant, 'TenantScopedLeaseStore');
   }
 
   async claim(key: string, owner: string, ttlMs: number, now: number): Promise<Lease | null> {
@@ -103,7 +98,7 @@ export class TenantScopedTimerStore implements TimerStore {
     private readonly inner: TimerStore,
     readonly tenant: string,
   ) {
-    this.prefix = prefixOf(tenant);
+    this.prefix = tenantPrefix(tenant, 'TenantScopedTimerStore');
   }
 
   schedule(timer: Timer): Promise<void> {
@@ -143,7 +138,7 @@ export class TenantScopedSignalStore implements SignalStore {
     private readonly inner: SignalStore,
     tenant: string,
   ) {
-    this.prefix = prefixOf(tenant);
+    this.prefix = tenantPrefix(tenant, 'TenantScopedSignalStore');
   }
 
   send(signal: Signal): Promise<void> {

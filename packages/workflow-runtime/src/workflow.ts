@@ -10,6 +10,7 @@ import {
   UnknownWorkflowError,
   type ValidationIssue,
 } from './errors.js';
+import { illFormedReason } from './ids.js';
 
 /** A zod schema (or anything with zod's `safeParse`). */
 export type Schema<T = unknown, In = unknown> = z.ZodType<T, In>;
@@ -76,6 +77,8 @@ export function defineWorkflow<In, Out, Raw = In>(
   if (typeof spec.name !== 'string' || spec.name.length === 0) {
     throw new TypeError('defineWorkflow: name must be a non-empty string');
   }
+  const badName = illFormedReason(spec.name);
+  if (badName !== undefined) throw new TypeError(`defineWorkflow: name ${badName}`);
   const version = spec.version ?? 1;
   if (!Number.isSafeInteger(version) || version < 1) {
     throw new TypeError(`defineWorkflow("${spec.name}"): version must be a positive integer, got ${version}`);
@@ -87,6 +90,11 @@ export function defineWorkflow<In, Out, Raw = In>(
     throw new TypeError(`defineWorkflow("${spec.name}"): run must be a function`);
   const signals = Object.freeze({ ...(spec.signals ?? {}) });
   for (const [signal, schema] of Object.entries(signals)) {
+    const badSignal = illFormedReason(signal);
+    if (badSignal !== undefined)
+      throw new TypeError(
+        `defineWorkflow("${spec.name}"): signal name ${JSON.stringify(signal)} ${badSignal}`,
+      );
     if (typeof schema?.safeParse !== 'function')
       throw new TypeError(`defineWorkflow("${spec.name}"): signal "${signal}" must have a zod schema`);
   }
