@@ -9,7 +9,7 @@ import {
   defineWorkflow,
   InvalidInputError,
   StartFencedOutError,
-  TenantScopedEventStore,
+  tenantScopedStores,
 } from '@skein/workflow-runtime';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -252,10 +252,7 @@ describe('superseded refusals under tenancy', () => {
   it('a refusal re-raised by TenantScopedEventStore is still superseded for the unscoped id (no ping-pong)', async () => {
     gate = deferred();
     const db = h.db();
-    const scoped = (stores: typeof db.stores) => ({
-      ...stores,
-      events: new TenantScopedEventStore(stores.events, 'acme'),
-    });
+    const scoped = (stores: typeof db.stores) => tenantScopedStores(stores, 'acme');
     const a = h.runtime({ stores: scoped(db.stores), workflows, snapshotEvery: 0 });
     const b = h.runtime({ stores: scoped(db.connect()), workflows, snapshotEvery: 0 });
     const dispatcher = (runtime: typeof a) =>

@@ -135,13 +135,19 @@ export type {
   Timer,
   TimerStore,
 } from './spi.js';
+export {
+  TENANT_SCOPE,
+  TENANT_SEPARATOR,
+  type TenantScoped,
+  TenantScopeError,
+  tenantOf,
+} from './tenancy.js';
 export { TenantScopedEventStore } from './tenant-scoped-event-store.js';
 export {
   TenantScopedLeaseStore,
   TenantScopedSignalStore,
   TenantScopedSnapshotStore,
   TenantScopedTimerStore,
-  TenantScopeError,
   tenantScopedStores,
 } from './tenant-scoped-stores.js';
 export {

@@ -46,6 +46,7 @@ import {
 } from './runtime-options.js';
 import { type SignalOptions, type SignalResult, sendSignal } from './signal-send.js';
 import type { Stores, Timer } from './spi.js';
+import { assertUnscopedMayCreate, crossesTenant, storesTenant } from './tenancy.js';
 import { WakeTimers } from './wake-timers.js';
 import { type AnyWorkflow, parseWith, type WorkflowDefinition, WorkflowRegistry } from './workflow.js';
 
@@ -87,9 +88,12 @@ export class Runtime {
   private readonly runFeatures: RunFeatures;
   /** Runs whose body is in progress here, by execution (a count: runs of one id may overlap). */
   private readonly bodies = new Map<string, number>();
+  /** The tenant every store is scoped to, or undefined when none is (adr/0023). */
+  private readonly tenant: string | undefined;
 
   constructor(options: RuntimeOptions) {
     this.stores = options.stores;
+    this.tenant = storesTenant(options.stores);
     this.registry = new WorkflowRegistry(options.workflows);
     const errors = [...checkedErrorClasses(options.errors ?? [], 'createRuntime')];
     for (const workflow of options.workflows) errors.push(...(workflow.errors ?? []));
@@ -419,6 +423,8 @@ export class Runtime {
     parentId?: string,
   ): Promise<Bootstrapped> {
     const input = parseWith(definition.input, rawInput, `input of workflow "${definition.name}"`, 'input');
+    if (this.tenant === undefined && crossesTenant(executionId, parentId))
+      await assertUnscopedMayCreate(this.stores.events, executionId, parentId);
     const started: StartedPayload = { workflow: definition.name, version: definition.version, input };
     if (parentId !== undefined) started.parentId = parentId;
     // Encodes and checks the size (L7): an input the log cannot hold throws here, nothing written.

@@ -16,7 +16,6 @@ import {
   StorageWriteError,
 } from './errors.js';
 import type { StoredEvent } from './events.js';
-import { illFormedReason } from './ids.js';
 import type {
   AppendRequest,
   AppendResult,
@@ -25,17 +24,19 @@ import type {
   ExecutionSummary,
   ListExecutionsQuery,
 } from './spi.js';
-
-const SEPARATOR = '/';
+import { TENANT_SCOPE, type TenantScoped, tenantPrefix } from './tenancy.js';
 
 /**
- * An {@link EventStore} that keeps one tenant's executions apart from every other's.
+ * An {@link EventStore} that keeps one tenant's executions apart from every other's. A
+ * runtime needs every store scoped, not only this one: give it `tenantScopedStores(stores,
+ * tenant)` (a runtime refuses stores scoped in part with `TenantScopeError`).
  * @example
- * const events = new TenantScopedEventStore(stores.events, 'acme');
- * const runtime = createRuntime({ stores: { ...stores, events }, workflows: [order] });
+ * const acme = new TenantScopedEventStore(stores.events, 'acme');
+ * const { items } = await acme.listExecutions({ status: ['failed'] }); // acme's only
  */
-export class TenantScopedEventStore implements EventStore {
+export class TenantScopedEventStore implements EventStore, TenantScoped {
   private readonly prefix: string;
+  readonly [TENANT_SCOPE]: string;
 
   /** @param tenant a non-empty, well-formed tenant name without `/`. */
   constructor(
@@ -43,6 +44,7 @@ export class TenantScopedEventStore implements EventStore {
     readonly tenant: string,
   ) {
     this.prefix = tenantPrefix(tenant, 'TenantScopedEventStore');
+    this[TENANT_SCOPE] = tenant;
   }
 
   append(request: AppendRequest): Promise<AppendResult> {
@@ -98,20 +100,6 @@ export class TenantScopedEventStore implements EventStore {
       throw rescope(error, this.scope(executionId), executionId);
     }
   }
-}
-
-/**
- * The prefix `<tenant>/` of a tenant's ids, or `InvalidInputError` (at `where`) for a name
- * that is empty, holds the separator, or is not well-formed Unicode (two such names could be
- * stored as one, and share their executions).
- */
-export function tenantPrefix(tenant: string, where: string): string {
-  const problem =
-    typeof tenant !== 'string' || tenant.length === 0 || tenant.includes(SEPARATOR)
-      ? `must be a non-empty string without "${SEPARATOR}", got ${JSON.stringify(tenant)}`
-      : illFormedReason(tenant);
-  if (problem !== undefined) throw new InvalidInputError(where, [{ path: 'tenant', message: problem }]);
-  return `${tenant}${SEPARATOR}`;
 }
 
 /** The same refusal about `unscoped`; matched by name, so errors of another package copy work too. */

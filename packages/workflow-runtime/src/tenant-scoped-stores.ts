@@ -3,7 +3,6 @@
  * and snapshots, timers and leases keyed under the same `<tenant>/` prefix, so a tenant's
  * runtime can neither read another tenant's snapshot nor take its leases or timers.
  */
-import { TenantScopeError } from './errors.js';
 import type {
   Lease,
   LeaseStore,
@@ -15,19 +14,23 @@ import type {
   Timer,
   TimerStore,
 } from './spi.js';
-import { TenantScopedEventStore, tenantPrefix } from './tenant-scoped-event-store.js';
+import { TenantScopeError } from './errors.js';
+import { TENANT_SCOPE, type TenantScoped, tenantPrefix } from './tenancy.js';
+import { TenantScopedEventStore } from './tenant-scoped-event-store.js';
 
 export { TenantScopeError };
 
 /** Snapshots of one tenant: stored under the scoped execution id. */
-export class TenantScopedSnapshotStore implements SnapshotStore {
+export class TenantScopedSnapshotStore implements SnapshotStore, TenantScoped {
   private readonly prefix: string;
+  readonly [TENANT_SCOPE]: string;
 
   constructor(
     private readonly inner: SnapshotStore,
     tenant: string,
   ) {
     this.prefix = tenantPrefix(tenant, 'TenantScopedSnapshotStore');
+    this[TENANT_SCOPE] = tenant;
   }
 
   put(snapshot: Snapshot): Promise<void> {
@@ -45,14 +48,16 @@ export class TenantScopedSnapshotStore implements SnapshotStore {
 }
 
 /** Leases of one tenant: keys are stored under the tenant's prefix; others' are invisible. */
-export class TenantScopedLeaseStore implements LeaseStore {
+export class TenantScopedLeaseStore implements LeaseStore, TenantScoped {
   private readonly prefix: string;
+  readonly [TENANT_SCOPE]: string;
 
   constructor(
     private readonly inner: LeaseStore,
     tenant: string,
   ) {
     this.prefix = tenantPrefix(tenant, 'TenantScopedLeaseStore');
+    this[TENANT_SCOPE] = tenant;
   }
 
   async claim(key: string, owner: string, ttlMs: number, now: number): Promise<Lease | null> {
@@ -91,14 +96,16 @@ export class TenantScopedLeaseStore implements LeaseStore {
  * through. `claimDue` over all due timers belongs to a supervisor on the unscoped stores
  * (one for every tenant): a tenant's wrapper refuses it rather than claim other tenants' timers.
  */
-export class TenantScopedTimerStore implements TimerStore {
+export class TenantScopedTimerStore implements TimerStore, TenantScoped {
   private readonly prefix: string;
+  readonly [TENANT_SCOPE]: string;
 
   constructor(
     private readonly inner: TimerStore,
     readonly tenant: string,
   ) {
     this.prefix = tenantPrefix(tenant, 'TenantScopedTimerStore');
+    this[TENANT_SCOPE] = tenant;
   }
 
   schedule(timer: Timer): Promise<void> {
@@ -131,14 +138,16 @@ export class TenantScopedTimerStore implements TimerStore {
 }
 
 /** The signal inbox of one tenant: signals are kept under the scoped execution id. */
-export class TenantScopedSignalStore implements SignalStore {
+export class TenantScopedSignalStore implements SignalStore, TenantScoped {
   private readonly prefix: string;
+  readonly [TENANT_SCOPE]: string;
 
   constructor(
     private readonly inner: SignalStore,
     tenant: string,
   ) {
     this.prefix = tenantPrefix(tenant, 'TenantScopedSignalStore');
+    this[TENANT_SCOPE] = tenant;
   }
 
   send(signal: Signal): Promise<void> {

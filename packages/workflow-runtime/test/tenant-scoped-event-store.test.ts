@@ -6,10 +6,11 @@ import {
   StaleFenceError,
   StorageWriteError,
   TenantScopedEventStore,
+  tenantScopedStores,
 } from '@skein/workflow-runtime';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { backings, harness, withEvents } from './support/stores.js';
+import { backings, harness } from './support/stores.js';
 
 const hello = defineWorkflow({
   name: 'hello',
@@ -33,12 +34,9 @@ describe.each(backings)('TenantScopedEventStore over %s', (_name, open) => {
     const { stores } = h.open();
     const acme = new TenantScopedEventStore(stores.events, 'acme');
     const globex = new TenantScopedEventStore(stores.events, 'globex');
-    const acmeRuntime = h.runtime({ stores: withEvents(stores, acme), workflows: [hello], snapshotEvery: 0 });
-    const globexRuntime = h.runtime({
-      stores: withEvents(stores, globex),
-      workflows: [hello],
-      snapshotEvery: 0,
-    });
+    // A runtime takes every store scoped (an event store scoped alone is refused: tenancy.test.ts).
+    const acmeRuntime = h.runtime({ stores: tenantScopedStores(stores, 'acme'), workflows: [hello] });
+    const globexRuntime = h.runtime({ stores: tenantScopedStores(stores, 'globex'), workflows: [hello] });
     await acmeRuntime.execute({ executionId: 'order-1', workflow: 'hello', input: { who: 'acme' } });
     await globexRuntime.execute({ executionId: 'order-1', workflow: 'hello', input: { who: 'globex' } });
     await globexRuntime.execute({ executionId: 'order-2', workflow: 'hello', input: { who: 'globex' } });
