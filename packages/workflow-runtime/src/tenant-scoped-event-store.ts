@@ -10,7 +10,6 @@ import {
   ExecutionAlreadyExistsError,
   ExecutionTerminatedError,
   FenceNotGrantedError,
-  InvalidInputError,
   SequenceGapError,
   StaleFenceError,
   StorageWriteError,
