@@ -88,7 +88,7 @@ export class Runtime {
   private readonly runFeatures: RunFeatures;
   /** Runs whose body is in progress here, by execution (a count: runs of one id may overlap). */
   private readonly bodies = new Map<string, number>();
-  /** The tenant every store is scoped to, or undefined when none is (adr/0023). */
+  /** The tenant every store is scoped to, or undefined when none is (adr/0024). */
   private readonly tenant: string | undefined;
 
   constructor(options: RuntimeOptions) {

@@ -1,5 +1,5 @@
 /**
- * The rules of tenancy the runtime enforces (adr/0023). A tenant's ids are stored as
+ * The rules of tenancy the runtime enforces (adr/0024). A tenant's ids are stored as
  * `<tenant>/<id>`, and every store a tenant's runtime uses must be scoped to that tenant: an
  * event store scoped alone leaves snapshots, timers, leases and signals keyed by the bare id,
  * shared with every other tenant. So a runtime refuses stores scoped in part, or to several

@@ -1,5 +1,5 @@
 /**
- * Tenancy the runtime enforces (adr/0023): stores scoped in part are refused, and a runtime on
+ * Tenancy the runtime enforces (adr/0024): stores scoped in part are refused, and a runtime on
  * unscoped stores (a supervisor's) never creates an execution inside a tenant, though it still
  * runs the tenants' executions and starts their children in their tenant.
  */
