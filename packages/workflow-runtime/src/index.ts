@@ -139,7 +139,6 @@ export {
   TENANT_SCOPE,
   TENANT_SEPARATOR,
   type TenantScoped,
-  TenantScopeError,
   tenantOf,
 } from './tenancy.js';
 export { TenantScopedEventStore } from './tenant-scoped-event-store.js';

@@ -3,6 +3,8 @@
  * and snapshots, timers and leases keyed under the same `<tenant>/` prefix, so a tenant's
  * runtime can neither read another tenant's snapshot nor take its leases or timers.
  */
+
+import { TenantScopeError } from './errors.js';
 import type {
   Lease,
   LeaseStore,
@@ -14,7 +16,6 @@ import type {
   Timer,
   TimerStore,
 } from './spi.js';
-import { TenantScopeError } from './errors.js';
 import { TENANT_SCOPE, type TenantScoped, tenantPrefix } from './tenancy.js';
 import { TenantScopedEventStore } from './tenant-scoped-event-store.js';
 
