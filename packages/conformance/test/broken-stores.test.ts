@@ -1,6 +1,6 @@
 /**
- * The kit can fail: the event-store suite, run on deliberately broken stores, rejects each of
- * them on the cases that name the broken invariant. The suite runs in a child vitest on
+ * The kit can fail: the event-store and signal-store suites, run on deliberately broken
+ * stores, reject each of them on the cases that name the broken invariant. The suite runs in a child vitest on
  * `broken/broken-stores.fixture.ts` (so a failing case there is an outcome here, not a
  * failure of this run); the memory store runs beside them as the control.
  */
@@ -108,5 +108,38 @@ describe('conformance suites reject broken event stores', () => {
     expect(failed.map((result) => result.fullName)).toEqual(
       expect.arrayContaining([expect.stringContaining('L2: of 12 racing starts exactly one wins')]),
     );
+  });
+});
+
+describe('conformance suites reject broken signal stores', () => {
+  it('control: the memory signal store passes every signal-store case in the same run', () => {
+    const control = cases.filter((result) => result.fullName.startsWith('control-memory: signal store'));
+    expect(control.length).toBeGreaterThan(10);
+    expect(control.filter((result) => result.status !== 'passed')).toEqual([]);
+  });
+
+  it('15.3: a store whose signal ids are unique across executions fails the scoping cases', () => {
+    expect(failedTitles('broken-global-signal-ids')).toEqual(
+      expect.arrayContaining([expect.stringContaining('signal ids are scoped to their execution')]),
+    );
+    const scoped = failedOf('broken-global-signal-ids').find((result) => result.fullName.includes('scoped'));
+    expect(scoped?.failure).toContain("expected 'duplicate' to be 'sent'");
+  });
+
+  it('25.4: a store without the inbox bound fails the bound cases', () => {
+    expect(failedTitles('broken-unbounded-inbox')).toEqual(
+      expect.arrayContaining([
+        expect.stringContaining('the inbox is bounded'),
+        expect.stringContaining('the bound holds under concurrent senders'),
+      ]),
+    );
+    for (const result of failedOf('broken-unbounded-inbox'))
+      expect(result.fullName).toMatch(/bound|maxPending/);
+  });
+
+  it('25.4: a store that checks the bound and inserts in two steps fails the concurrent-senders case', () => {
+    expect(failedTitles('broken-racy-inbox-bound')).toEqual([
+      expect.stringContaining('the bound holds under concurrent senders'),
+    ]);
   });
 });

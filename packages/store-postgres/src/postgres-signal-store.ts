@@ -1,10 +1,20 @@
 /**
- * {@link SignalStore} on PostgreSQL, the signal inbox: signals
- * wait outside the log until a run consumes them. A new signal notifies the `signals` wake-up
- * channel (payload: its execution id) in the same statement, so the holder can react at once.
- * Text holding U+0000 is refused with `NulInTextError` by `send`; an id holding it matches no signal.
+ * {@link SignalStore} on PostgreSQL, the signal inbox, keyed by (execution, signal id):
+ * signals wait outside the log until a run consumes them. A send is one call of
+ * `skein_send_signal` (migration 0008), which takes the execution's turn, checks the id and
+ * the bound, inserts, and notifies the `signals` wake-up channel (payload: the execution id),
+ * so the holder can react at once. Text holding U+0000 is refused with `NulInTextError` by
+ * `send`; an id or name holding it matches no signal.
  */
-import type { Signal, SignalStore } from '@skein/workflow-runtime';
+import {
+  maxPendingOf,
+  type PendingSignalsQuery,
+  pendingLimitOf,
+  type SendSignalOptions,
+  type Signal,
+  type SignalSendOutcome,
+  type SignalStore,
+} from '@skein/workflow-runtime';
 import type { Database, Query } from './database.js';
 import { hasNul, refuseNul } from './nul-text.js';
 import { channelName, WAKEUP_SIGNALS } from './wakeups.js';
@@ -19,57 +29,131 @@ export class PostgresSignalStore implements SignalStore {
   }
 
   /** Keep a signal; a new one sends its execution id on the `signals` wake-up channel at commit. */
-  async send(signal: Signal): Promise<void> {
+  async send(signal: Signal, options?: SendSignalOptions): Promise<SignalSendOutcome> {
+    const maxPending = maxPendingOf(options);
     refuseNul('signals.send', signal.executionId, {
       'the signal id': signal.signalId,
       'the execution id': signal.executionId,
       'the signal name': signal.name,
       'the payload': signal.payload,
     });
-    await this.db.query('signals.send', insertSignal(signal, this.channel));
+    const result = await this.db.query<{ outcome: SignalSendOutcome }>(
+      'signals.send',
+      sendSignal(signal, maxPending, this.channel),
+    );
+    return result.rows[0]!.outcome;
   }
 
-  /** The signals of one execution still in the inbox, first sent first. */
-  async pending(executionId: string): Promise<Signal[]> {
-    if (hasNul(executionId)) return [];
-    return (await this.db.query<Signal>('signals.pending', selectPending(executionId))).rows;
+  /** Waiting signals of one execution, first sent first, filtered and bounded by `query`. */
+  async pending(executionId: string, query?: PendingSignalsQuery): Promise<Signal[]> {
+    const limit = pendingLimitOf(query);
+    const after = query?.after ?? null;
+    if (hasNul(executionId) || (after !== null && hasNul(after))) return [];
+    const names = query?.names?.filter((name) => !hasNul(name));
+    if (names?.length === 0) return [];
+    const statement =
+      names === undefined
+        ? selectWaiting(executionId, after, limit)
+        : names.length === 1
+          ? selectWaitingOfName(executionId, names[0]!, after, limit)
+          : selectWaitingOfNames(executionId, names, after, limit);
+    return (await this.db.query<Signal>('signals.pending', statement)).rows;
   }
 
-  /** Delete a signal (consumed, or its execution ended); unknown ids are ignored. */
-  async complete(signalId: string): Promise<void> {
-    if (hasNul(signalId)) return;
-    await this.db.query('signals.complete', deleteSignal(signalId));
+  /** Mark a signal consumed (its id stays taken until `clear`); unknown ids are ignored. */
+  async complete(executionId: string, signalId: string): Promise<void> {
+    if (hasNul(executionId) || hasNul(signalId)) return;
+    await this.db.query('signals.complete', markConsumed(executionId, signalId));
+  }
+
+  /** Delete every signal of the execution, waiting or consumed. */
+  async clear(executionId: string): Promise<void> {
+    if (hasNul(executionId)) return;
+    await this.db.query('signals.clear', deleteInbox(executionId));
   }
 }
 
-/** Insert a signal unless its id exists; notify `channel` with its execution id when it is new. */
-function insertSignal(signal: Signal, channel: string): Query {
+/** Send through `skein_send_signal`: 'sent', 'duplicate' or 'inbox-full'. */
+function sendSignal(signal: Signal, maxPending: number, channel: string): Query {
   return {
-    name: 'skein_insert_signal',
-    text:
-      'WITH added AS (INSERT INTO skein_signals (signal_id, execution_id, name, payload, sent_at) ' +
-      'VALUES ($1, $2, $3, $4, $5) ON CONFLICT (signal_id) DO NOTHING RETURNING execution_id) ' +
-      'SELECT pg_notify($6, execution_id) FROM added',
-    values: [signal.signalId, signal.executionId, signal.name, signal.payload, signal.sentAt, channel],
+    name: 'skein_send_signal',
+    text: 'SELECT skein_send_signal($1, $2, $3, $4, $5, $6, $7) AS outcome',
+    values: [
+      signal.signalId,
+      signal.executionId,
+      signal.name,
+      signal.payload,
+      signal.sentAt,
+      maxPending,
+      channel,
+    ],
   };
 }
 
-/** The inbox of one execution in arrival order (index skein_signals_execution). */
-function selectPending(executionId: string): Query {
+const COLUMNS =
+  'SELECT signal_id AS "signalId", execution_id AS "executionId", name, payload, sent_at AS "sentAt" ' +
+  'FROM skein_signals';
+
+/**
+ * The place to page from: 0 with no cursor, the cursor signal's position, or NULL (no rows)
+ * when the execution has no signal of that id. `$1` is the execution, `$2` the cursor.
+ */
+const AFTER =
+  '(CASE WHEN $2::text IS NULL THEN 0 ' +
+  'ELSE (SELECT position FROM skein_signals WHERE execution_id = $1 AND signal_id = $2) END)';
+
+/** Waiting signals of an execution after the cursor, in send order (index skein_signals_inbox). */
+function selectWaiting(executionId: string, after: string | null, limit: number): Query {
   return {
-    name: 'skein_select_pending_signals',
+    name: 'skein_select_waiting_signals',
+    text: `${COLUMNS} WHERE execution_id = $1 AND NOT consumed AND position > ${AFTER} ORDER BY position LIMIT $3`,
+    values: [executionId, after, limit],
+  };
+}
+
+/** Waiting signals of one name after the cursor, in send order (index skein_signals_waiting). */
+function selectWaitingOfName(executionId: string, name: string, after: string | null, limit: number): Query {
+  return {
+    name: 'skein_select_waiting_signals_of_name',
     text:
-      'SELECT signal_id AS "signalId", execution_id AS "executionId", name, payload, sent_at AS "sentAt" ' +
-      'FROM skein_signals WHERE execution_id = $1 ORDER BY position',
+      `${COLUMNS} WHERE execution_id = $1 AND NOT consumed AND name = $4 ` +
+      `AND position > ${AFTER} ORDER BY position LIMIT $3`,
+    values: [executionId, after, limit, name],
+  };
+}
+
+/** Waiting signals of any of the names after the cursor, in send order. */
+function selectWaitingOfNames(
+  executionId: string,
+  names: readonly string[],
+  after: string | null,
+  limit: number,
+): Query {
+  return {
+    name: 'skein_select_waiting_signals_of_names',
+    text:
+      `${COLUMNS} WHERE execution_id = $1 AND NOT consumed AND name = ANY($4::text[]) ` +
+      `AND position > ${AFTER} ORDER BY position LIMIT $3`,
+    values: [executionId, after, limit, names],
+  };
+}
+
+/** Mark one signal consumed and drop its payload; its row keeps the id taken. */
+function markConsumed(executionId: string, signalId: string): Query {
+  return {
+    name: 'skein_consume_signal',
+    text:
+      "UPDATE skein_signals SET consumed = true, payload = '' " +
+      'WHERE execution_id = $1 AND signal_id = $2 AND NOT consumed',
+    values: [executionId, signalId],
+  };
+}
+
+/** Delete an execution's whole inbox, consumed rows included. */
+function deleteInbox(executionId: string): Query {
+  return {
+    name: 'skein_clear_signals',
+    text: 'DELETE FROM skein_signals WHERE execution_id = $1',
     values: [executionId],
-  };
-}
-
-/** Delete one signal. */
-function deleteSignal(signalId: string): Query {
-  return {
-    name: 'skein_delete_signal',
-    text: 'DELETE FROM skein_signals WHERE signal_id = $1',
-    values: [signalId],
   };
 }

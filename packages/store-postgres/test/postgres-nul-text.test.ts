@@ -145,7 +145,11 @@ whenPostgres(() => {
           field,
         });
       expect(await signals.pending(`e1${NUL}`)).toEqual([]);
-      await signals.complete(`s1${NUL}`);
+      expect(await signals.pending('e1', { after: `s1${NUL}` })).toEqual([]);
+      expect(await signals.pending('e1', { names: [`app${NUL}rove`] })).toEqual([]);
+      await signals.complete('e1', `s1${NUL}`);
+      await signals.complete(`e1${NUL}`, 's1');
+      await signals.clear(`e1${NUL}`);
       expect(queries).not.toHaveBeenCalled();
       expect(await signals.pending('e1')).toEqual([signal]);
       expect(await rowsOf(stores, 'skein_signals', 'signal_id')).toHaveLength(1);

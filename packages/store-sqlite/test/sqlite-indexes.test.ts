@@ -1,4 +1,7 @@
-/** Listing stays cheap on large tables: every listing query walks an index, never the table, never a sort. */
+/**
+ * Listing and the signal inbox stay cheap on large tables: every such query walks an index,
+ * never the table, never a sort.
+ */
 import { afterEach, describe, expect, it } from 'vitest';
 import { openConnection } from '../src/connection.js';
 import {
@@ -9,6 +12,15 @@ import {
   selectEvents,
 } from '../src/event-queries.js';
 import { loadMigrations, migrate } from '../src/migrate.js';
+import {
+  deleteInbox,
+  insertBounded,
+  markConsumed,
+  selectPosition,
+  selectWaiting,
+  selectWaitingOfName,
+  selectWaitingOfNames,
+} from '../src/sqlite-signal-store.js';
 import { tempDatabase } from './temp-stores.js';
 
 describe('sqlite query plans', () => {
@@ -17,7 +29,7 @@ describe('sqlite query plans', () => {
     for (const db of dbs.splice(0)) db.remove();
   });
 
-  it('listing and reading use indexes, with no full scan and no temp sort', () => {
+  it('listing, reading and the signal inbox use indexes, with no full scan and no temp sort', () => {
     const file = tempDatabase();
     dbs.push(file);
     const db = openConnection({ path: file.path });
@@ -29,6 +41,17 @@ describe('sqlite query plans', () => {
         [listByWorkflow(db), ['wf', '', 10]],
         [listByWorkflowAndStatus(db), ['wf', 'running', '', 10]],
         [selectEvents(db), ['x', 0, -1]],
+        // The signal inbox: a wait, a many-name wait, a page, the bound's count, the cursor.
+        [selectWaitingOfName(db), ['x', 'approve', 0, 1]],
+        [selectWaitingOfNames(db), ['x', '["a","b"]', 0, 1]],
+        [selectWaiting(db), ['x', 0, 100]],
+        [
+          insertBounded(db),
+          [{ signalId: 's', executionId: 'x', name: 'n', payload: '1', sentAt: 1, maxPending: 5 }],
+        ],
+        [selectPosition(db), ['x', 's']],
+        [markConsumed(db), ['x', 's']],
+        [deleteInbox(db), ['x']],
       ] as const;
       for (const [statement, params] of plans) {
         const plan = db

@@ -28,6 +28,7 @@ export const ErrorCodes = {
   RuntimeClosed: 'RUNTIME_CLOSED',
   ExecutionFinished: 'EXECUTION_FINISHED',
   UnknownSignal: 'UNKNOWN_SIGNAL',
+  SignalInboxFull: 'SIGNAL_INBOX_FULL',
   Cancelled: 'CANCELLED',
   ChildFailed: 'CHILD_FAILED',
   InvalidAppend: 'INVALID_APPEND',
@@ -388,6 +389,25 @@ export class UnknownSignalError extends SkeinError {
 }
 
 /**
+ * `runtime.signal` refused a signal because the execution already has `maxPending` signals
+ * waiting in its inbox (`createRuntime({ maxPendingSignals })`). Nothing was written; the
+ * signal can be sent again once the workflow has consumed some.
+ */
+export class SignalInboxFullError extends SkeinError {
+  constructor(
+    readonly executionId: string,
+    readonly signal: string,
+    readonly maxPending: number,
+  ) {
+    super(
+      ErrorCodes.SignalInboxFull,
+      `execution "${executionId}": signal "${signal}" refused: the inbox already holds ${maxPending} ` +
+        'signals waiting to be consumed (maxPendingSignals); nothing was written',
+    );
+  }
+}
+
+/**
  * Thrown into the workflow at its next context call once `runtime.cancel` was requested. The
  * workflow may run cleanup in `finally`; the execution ends `cancelled` whatever it returns.
  */
@@ -491,6 +511,7 @@ export const ErrorClassesByCode: { readonly [C in ErrorCode]: ErrorClass } = {
   [ErrorCodes.RuntimeClosed]: RuntimeClosedError,
   [ErrorCodes.ExecutionFinished]: ExecutionFinishedError,
   [ErrorCodes.UnknownSignal]: UnknownSignalError,
+  [ErrorCodes.SignalInboxFull]: SignalInboxFullError,
   [ErrorCodes.Cancelled]: CancelledError,
   [ErrorCodes.ChildFailed]: ChildFailedError,
   [ErrorCodes.DuplicateWorkflow]: DuplicateWorkflowError,

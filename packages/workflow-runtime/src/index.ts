@@ -115,6 +115,12 @@ export {
   type StartOptions,
   type WorkflowHandle,
 } from './runtime.js';
+export {
+  DEFAULT_MAX_PENDING_SIGNALS,
+  DEFAULT_PENDING_LIMIT,
+  maxPendingOf,
+  pendingLimitOf,
+} from './signal-inbox.js';
 export type { SignalOptions, SignalResult } from './signal-send.js';
 export type {
   AppendRequest,
@@ -127,7 +133,10 @@ export type {
   Lease,
   LeaseStore,
   ListExecutionsQuery,
+  PendingSignalsQuery,
+  SendSignalOptions,
   Signal,
+  SignalSendOutcome,
   SignalStore,
   Snapshot,
   SnapshotStore,

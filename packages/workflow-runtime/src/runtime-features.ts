@@ -9,6 +9,7 @@ import type { ExecutionRun, RunOutcome } from './execution-run.js';
 import type { ExecutionState } from './fold.js';
 import { lostResumeRace, resumeFence } from './resume-fence.js';
 import type { RunFeatures } from './run-features.js';
+import { hasUnconsumed } from './signal-wait.js';
 import type { Stores } from './spi.js';
 import type { AnyWorkflow, WorkflowRegistry } from './workflow.js';
 
@@ -25,6 +26,8 @@ export interface FeatureDeps {
   clock(): number;
   maxPayloadBytes: number;
   childRecheckMs: number;
+  /** The inbox bound each `runtime.signal` passes to `SignalStore.send`. */
+  maxPendingSignals: number;
   onError(error: unknown, context: string): void;
   loadState(executionId: string): Promise<ExecutionState | null>;
   /** Resume attempts in progress in this runtime, by execution: they run one at a time. */
@@ -77,8 +80,8 @@ export function hasFeatureWork(definition: AnyWorkflow, run: ExecutionRun, outco
 }
 
 /**
- * After a run: delete the signals it consumed; at a terminal state empty the inbox (workflows
- * that declare signals) and wake a waiting parent;
+ * After a run: mark the signals it consumed completed; at a terminal state empty the inbox
+ * (workflows that declare signals) and wake a waiting parent;
  * after a suspension that waits for signals or children, check once more whether one
  * arrived while it suspended (a sender that read the status just before) and resume.
  */
@@ -91,7 +94,7 @@ export async function afterFeatureRun(
   const { signals } = deps.stores;
   const { state } = outcome;
   if (run.consumedSignals.length > 0)
-    await Promise.all(run.consumedSignals.map((signalId) => signals.complete(signalId)));
+    await Promise.all(run.consumedSignals.map((signalId) => signals.complete(state.executionId, signalId)));
   if (outcome.kind === 'suspended') {
     if (outcome.awaiting !== undefined)
       await resumeIfArrived(
@@ -101,10 +104,8 @@ export async function afterFeatureRun(
       );
     return;
   }
-  if (definition.signals !== undefined && Object.keys(definition.signals).length > 0) {
-    const left = await signals.pending(state.executionId);
-    await Promise.all(left.map((signal) => signals.complete(signal.signalId)));
-  }
+  if (definition.signals !== undefined && Object.keys(definition.signals).length > 0)
+    await signals.clear(state.executionId);
   const parentId = state.parentId;
   if (parentId !== undefined) {
     await resumeIfWaiting(
@@ -127,12 +128,11 @@ export function resumeIfArrived(deps: FeatureDeps, executionId: string, reason: 
     async (state) => {
       const awaiting = state.awaiting;
       if (awaiting === undefined) return false;
-      if (awaiting.signals.length > 0) {
-        const consumed = new Set(state.consumedSignals ?? []);
-        const inbox = await deps.stores.signals.pending(executionId);
-        const waited = new Set(awaiting.signals);
-        if (inbox.some((signal) => waited.has(signal.name) && !consumed.has(signal.signalId))) return true;
-      }
+      if (
+        awaiting.signals.length > 0 &&
+        (await hasUnconsumed(deps.stores.signals, executionId, awaiting.signals, state.consumedSignals))
+      )
+        return true;
       const children = await Promise.all(awaiting.children.map((id) => deps.stores.events.getExecution(id)));
       return children.some((child) => child !== null && isTerminalStatus(child.status));
     },

@@ -39,6 +39,12 @@ export interface RuntimeOptions {
    * parent notices, given a node that fires its timers (default: 60 000).
    */
   childRecheckMs?: number;
+  /**
+   * Most signals one execution may have waiting in its inbox, an integer >= 1: past it
+   * `runtime.signal` refuses with `SignalInboxFullError` and writes nothing, so a sender cannot
+   * grow an execution's inbox without bound (default: 10 000, `DEFAULT_MAX_PENDING_SIGNALS`).
+   */
+  maxPendingSignals?: number;
 }
 
 /** Options of `execute` (dispatch and worker runtimes pass them; see `docs/dispatch.md`). */

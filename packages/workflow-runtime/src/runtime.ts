@@ -44,7 +44,7 @@ import {
   type StartOptions,
   type WorkflowHandle,
 } from './runtime-options.js';
-import { type SignalOptions, type SignalResult, sendSignal } from './signal-send.js';
+import { maxPendingSignalsOf, type SignalOptions, type SignalResult, sendSignal } from './signal-send.js';
 import type { Stores, Timer } from './spi.js';
 import { assertUnscopedMayCreate, crossesTenant, storesTenant } from './tenancy.js';
 import { WakeTimers } from './wake-timers.js';
@@ -119,7 +119,7 @@ export class Runtime {
             clock: this.clock,
             onError: this.onError,
           });
-    this.features = this.featureDeps(options.childRecheckMs ?? 60_000);
+    this.features = this.featureDeps(options.childRecheckMs ?? 60_000, maxPendingSignalsOf(options));
     this.runFeatures = runFeatures(this.features);
   }
 
@@ -267,9 +267,11 @@ export class Runtime {
    * Send signal `name` with `payload` to an execution. Refuses before anything is written:
    * an unknown execution (`ExecutionNotFoundError`), an ended one (`ExecutionFinishedError`),
    * a name the workflow does not declare (`UnknownSignalError`), a payload failing the
-   * declared schema (`InvalidInputError`) or over `maxPayloadBytes` (`PayloadTooLargeError`).
+   * declared schema (`InvalidInputError`) or over `maxPayloadBytes` (`PayloadTooLargeError`),
+   * an inbox already holding `maxPendingSignals` (`SignalInboxFullError`).
    * An accepted signal waits in the inbox for `ctx.waitForSignal`; a suspended execution
-   * waiting for it is woken here.
+   * waiting for it is woken here. A `signalId` this execution already had is a duplicate
+   * (`{ accepted: false, duplicate: true }`): nothing is written and the first send stands.
    * @example
    * await runtime.signal('order-42', 'approve', true);
    */
@@ -506,13 +508,14 @@ export class Runtime {
   }
 
   /** What signals, children and cancellation need from this runtime (see runtime-features.ts). */
-  private featureDeps(childRecheckMs: number): FeatureDeps {
+  private featureDeps(childRecheckMs: number, maxPendingSignals: number): FeatureDeps {
     return {
       stores: this.stores,
       registry: this.registry,
       clock: this.clock,
       maxPayloadBytes: this.maxPayloadBytes,
       childRecheckMs,
+      maxPendingSignals,
       onError: this.onError,
       loadState: (id) => this.loadState(id),
       resumes: new Map(),

@@ -1,26 +1,33 @@
 /**
  * `runtime.signal`: validate against the workflow's declared signals, keep the signal in the
  * durable inbox (never the log: an append would need a fence and fence out the holder), then
- * wake the execution when it is suspended waiting for that name (adr/0012).
+ * wake the execution when it is suspended waiting for that name (adr/0012). Signal ids are
+ * scoped to the execution and the inbox is bounded (adr/0020).
  */
 import { z } from 'zod';
 import { assertPayloadSize, encode } from './codec.js';
 import {
   ExecutionFinishedError,
   ExecutionNotFoundError,
+  InvalidInputError,
+  SignalInboxFullError,
   UnknownSignalError,
   UnknownWorkflowError,
 } from './errors.js';
 import { isTerminalStatus } from './events.js';
 import { executionIdSchema, MAX_EXECUTION_ID_LENGTH, nameSchema, newId, wellFormed } from './ids.js';
-import { type FeatureDeps, resumeIfWaiting } from './runtime-features.js';
-import { parseWith } from './workflow.js';
+import { type FeatureDeps, resumeIfArrived, resumeIfWaiting } from './runtime-features.js';
+import type { RuntimeOptions } from './runtime-options.js';
+import { DEFAULT_MAX_PENDING_SIGNALS } from './signal-inbox.js';
+import { declaredSignal, parseWith } from './workflow.js';
 
 /** Options of `runtime.signal`. */
 export interface SignalOptions {
   /**
-   * Id of the signal (default: a new ULID). Sending an id again is a no-op, so a sender that
-   * retries after an error passes the same id and the signal is consumed at most once.
+   * Id of the signal within the execution (default: a new ULID). Sending an id the execution
+   * already had again is a no-op that says so (`duplicate: true`), so a sender that retries
+   * after an error passes the same id and the signal is consumed at most once. Ids are scoped
+   * to the execution: the same id sent to another execution is another signal.
    */
   signalId?: string;
 }
@@ -28,8 +35,13 @@ export interface SignalOptions {
 /** What `runtime.signal` did. */
 export interface SignalResult {
   signalId: string;
-  /** False when the log had already consumed this `signalId`; nothing was written. */
+  /** True when this call stored the signal in the inbox. */
   accepted: boolean;
+  /**
+   * True when the execution already had a signal with this `signalId` (waiting in its inbox or
+   * already consumed): nothing was written and the first send stands (`accepted` is false).
+   */
+  duplicate: boolean;
   /** True when this call woke the suspended execution. */
   woke: boolean;
 }
@@ -56,7 +68,7 @@ export async function sendSignal(
   if (!deps.registry.has(state.workflow, state.version))
     throw new UnknownWorkflowError(state.workflow, state.version, deps.registry.names(), state.executionId);
   const workflow = deps.registry.get(state.workflow, state.version);
-  const schema = workflow.signals[request.name];
+  const schema = declaredSignal(workflow, request.name);
   if (schema === undefined)
     throw new UnknownSignalError(executionId, workflow.name, request.name, Object.keys(workflow.signals));
   const where = `signal "${request.name}" of execution "${executionId}"`;
@@ -65,19 +77,43 @@ export async function sendSignal(
   const text = encode(payload);
   assertPayloadSize(executionId, where, text, deps.maxPayloadBytes);
   const signalId = request.signalId ?? newId();
-  if (state.consumedSignals?.includes(signalId)) return { signalId, accepted: false, woke: false };
-  await deps.stores.signals.send({
-    signalId,
-    executionId,
-    name: request.name,
-    payload: text,
-    sentAt: deps.clock(),
-  });
+  if (state.consumedSignals?.includes(signalId)) return duplicateOf(signalId);
+  const outcome = await deps.stores.signals.send(
+    { signalId, executionId, name: request.name, payload: text, sentAt: deps.clock() },
+    { maxPending: deps.maxPendingSignals },
+  );
+  if (outcome === 'inbox-full')
+    throw new SignalInboxFullError(executionId, request.name, deps.maxPendingSignals);
+  if (outcome === 'duplicate') {
+    // A retry whose first send landed but did not wake the execution (it failed after the
+    // write) wakes it now; resumeIfArrived writes nothing unless a waited-for signal is there.
+    await resumeIfArrived(deps, executionId, `signal "${request.name}" was sent again`);
+    return duplicateOf(signalId);
+  }
   const woke = await resumeIfWaiting(
     deps,
     executionId,
     (current) => current.awaiting?.signals.includes(request.name) === true,
     `signal "${request.name}" arrived`,
   );
-  return { signalId, accepted: true, woke };
+  return { signalId, accepted: true, duplicate: false, woke };
+}
+
+function duplicateOf(signalId: string): SignalResult {
+  return { signalId, accepted: false, duplicate: true, woke: false };
+}
+
+/**
+ * `createRuntime({ maxPendingSignals })` checked: an integer >= 1, or the default when absent.
+ * Throws `InvalidInputError` naming the option.
+ */
+export function maxPendingSignalsOf(options: Pick<RuntimeOptions, 'maxPendingSignals'>): number {
+  const value = options.maxPendingSignals;
+  if (value === undefined) return DEFAULT_MAX_PENDING_SIGNALS;
+  if (!Number.isSafeInteger(value) || value < 1) {
+    throw new InvalidInputError('createRuntime options', [
+      { path: 'maxPendingSignals', message: `must be an integer >= 1, got ${value}` },
+    ]);
+  }
+  return value;
 }

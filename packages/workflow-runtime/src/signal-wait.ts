@@ -2,6 +2,11 @@
  * `ctx.waitForSignal`: consume the oldest signal of a name from the inbox at this call's
  * position, recording `SIGNAL_RECEIVED` (so replay returns the same payload by position), or
  * block until one arrives, with a durable timeout timer when `timeoutMs` is given.
+ *
+ * A wait reads the inbox one signal at a time, by name, oldest first: what it costs does not
+ * grow with signals of other names, nor with the inbox's size (adr/0020). Within a run, a
+ * cursor per name starts each read after the last signal of that name the run consumed, so a
+ * loop consuming many signals reads each once.
  */
 
 import type { WaitForSignalOptions } from './context-api.js';
@@ -9,8 +14,17 @@ import { UnknownSignalError } from './errors.js';
 import type { SignalReceivedPayload } from './events.js';
 import { newId } from './ids.js';
 import { featuresOf, type RunInternals } from './run-features.js';
-import type { Signal } from './spi.js';
-import { parseWith, type Schema } from './workflow.js';
+import type { Signal, SignalStore } from './spi.js';
+import { declaredSignal, parseWith, type Schema } from './workflow.js';
+
+/** Signals a wait reads per query: it needs one, and payloads may be large. */
+const PAGE = 1;
+
+/**
+ * Per run (its log writer, one per attempt: `RunInternals` objects are made per call) and
+ * signal name: the id of the last signal of that name the run consumed or passed.
+ */
+const cursors = new WeakMap<object, Map<string, string>>();
 
 /** See the module comment; resolves `undefined` when `timeoutMs` passes first. */
 export async function waitForSignal<T>(
@@ -26,9 +40,8 @@ export async function waitForSignal<T>(
   const where = `signal "${name}" of execution "${run.executionId}"`;
   if (record?.status === 'completed') return parseWith(schema, record.output, where, 'payload');
   if (record?.status === 'fired') return undefined;
-  const inbox = await run.track(() => featuresOf(run, 'ctx.waitForSignal').signals.pending(run.executionId));
-  const signal = oldestUnconsumed(run, inbox, name);
-  if (signal !== undefined) {
+  let taken: T | undefined;
+  const found = await takeOldest(run, name, (signal) => {
     const payload = run.writer.codec.decode(signal.payload);
     const received: SignalReceivedPayload = { position, name, signalId: signal.signalId, payload };
     const timeoutTimer = record?.timerId;
@@ -36,8 +49,9 @@ export async function waitForSignal<T>(
     run.consumedSignals.push(signal.signalId);
     // The timeout timer no longer wakes anything (the fold dropped it): delete its row after the run.
     if (timeoutTimer !== undefined) run.discardTimer(timeoutTimer);
-    return parseWith(schema, payload, where, 'payload');
-  }
+    taken = parseWith(schema, payload, where, 'payload');
+  });
+  if (found) return taken;
   if (timeoutMs === undefined) return run.block(undefined, undefined, { signal: name });
   let timerId = record?.timerId;
   let dueAt = record?.wakeAt;
@@ -57,7 +71,7 @@ export async function waitForSignal<T>(
 
 function schemaOf<T>(run: RunInternals, name: string, options: WaitForSignalOptions<T>): Schema<T> {
   if (options.schema !== undefined) return options.schema;
-  const declared = run.workflow.signals?.[name];
+  const declared = declaredSignal(run.workflow, name);
   if (declared === undefined) {
     throw new UnknownSignalError(
       run.executionId,
@@ -69,8 +83,57 @@ function schemaOf<T>(run: RunInternals, name: string, options: WaitForSignalOpti
   return declared as Schema<T>;
 }
 
-/** The first signal of `name` in inbox order whose id the log has not consumed. */
-function oldestUnconsumed(run: RunInternals, inbox: readonly Signal[], name: string): Signal | undefined {
-  const consumed = new Set(run.state().consumedSignals ?? []);
-  return inbox.find((signal) => signal.name === name && !consumed.has(signal.signalId));
+/**
+ * Find the oldest signal of `name` whose id the log has not consumed and hand it to `take`,
+ * in the same synchronous step as the check (so two waits of one run never take the same
+ * signal). Resolves false when the inbox has none. Signals the log consumed (this run's, whose
+ * rows are completed after the run, or a crashed run's) are paged past.
+ */
+async function takeOldest(run: RunInternals, name: string, take: (signal: Signal) => void): Promise<boolean> {
+  const { signals } = featuresOf(run, 'ctx.waitForSignal');
+  let seen = cursors.get(run.writer);
+  if (seen === undefined) {
+    seen = new Map();
+    cursors.set(run.writer, seen);
+  }
+  for (;;) {
+    const after = seen.get(name);
+    const query =
+      after === undefined ? { names: [name], limit: PAGE } : { names: [name], after, limit: PAGE };
+    const page = await run.track(() => signals.pending(run.executionId, query));
+    for (const signal of page) {
+      seen.set(name, signal.signalId);
+      if (!consumedBy(run.state().consumedSignals, signal.signalId)) {
+        take(signal);
+        return true;
+      }
+    }
+    if (page.length < PAGE) return false;
+  }
+}
+
+/**
+ * True when the inbox holds a signal of one of `names` whose id is not in `consumed`. Reads one
+ * signal at a time, so its memory does not grow with the inbox, nor with how many names.
+ */
+export async function hasUnconsumed(
+  signals: SignalStore,
+  executionId: string,
+  names: readonly string[],
+  consumed: readonly string[] | undefined,
+): Promise<boolean> {
+  let after: string | undefined;
+  for (;;) {
+    const query = after === undefined ? { names, limit: PAGE } : { names, after, limit: PAGE };
+    const page = await signals.pending(executionId, query);
+    for (const signal of page) {
+      if (!consumedBy(consumed, signal.signalId)) return true;
+      after = signal.signalId;
+    }
+    if (page.length < PAGE) return false;
+  }
+}
+
+function consumedBy(consumed: readonly string[] | undefined, signalId: string): boolean {
+  return consumed?.includes(signalId) === true;
 }

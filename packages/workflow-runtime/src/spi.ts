@@ -172,7 +172,11 @@ export interface LeaseStore {
 
 /** A signal waiting in an execution's inbox for the `ctx.waitForSignal` that consumes it. */
 export interface Signal {
-  /** Unique id (a ULID unless the sender chose one); sending the same id again is a no-op. */
+  /**
+   * Id of the signal within its execution (a ULID unless the sender chose one). Ids are scoped
+   * to the execution: the same id sent to two executions is two signals; sent to one execution
+   * again, it is a duplicate and the first send stands.
+   */
   signalId: string;
   executionId: string;
   name: string;
@@ -182,18 +186,63 @@ export interface Signal {
   sentAt: number;
 }
 
+/** Options of {@link SignalStore.send}. */
+export interface SendSignalOptions {
+  /**
+   * Refuse the signal (`'inbox-full'`, nothing written) when the execution already has this
+   * many signals waiting, an integer >= 1 (default: `DEFAULT_MAX_PENDING_SIGNALS`, 10 000).
+   * The count and the insert are one atomic step, so concurrent senders never pass the bound.
+   */
+  maxPending?: number;
+}
+
+/**
+ * What {@link SignalStore.send} did: `'sent'` (stored now), `'duplicate'` (this execution
+ * already has a signal with this id, waiting or completed; nothing changed) or
+ * `'inbox-full'` (the execution has `maxPending` signals waiting; nothing was written).
+ */
+export type SignalSendOutcome = 'sent' | 'duplicate' | 'inbox-full';
+
+/** Which waiting signals {@link SignalStore.pending} returns. */
+export interface PendingSignalsQuery {
+  /** Only signals of these names (default: every name); an empty list matches none. */
+  names?: readonly string[];
+  /**
+   * Only signals sent after this one (a `signalId` of the same execution, waiting or
+   * completed), to page on; an id the execution does not have gives no signals (default: from
+   * the oldest).
+   */
+  after?: string;
+  /** At most this many, an integer >= 1 (default: `DEFAULT_PENDING_LIMIT`, 100). */
+  limit?: number;
+}
+
 /**
  * The signal inbox: accepted signals wait here, outside the log, until a run consumes them
  * (it records `SIGNAL_RECEIVED` in the log, then completes the row). Sending needs no fence,
  * so a signal never fences out the execution's holder.
+ *
+ * Everything is keyed by execution: a signal id is unique within its execution only. A
+ * completed signal's id stays taken (a resend is a duplicate) until `clear`. Send order is the
+ * order in which sends to one execution took effect, so a page read `after` a signal never
+ * misses one sent before it.
  */
 export interface SignalStore {
-  /** Keep a signal; a `signalId` already in the inbox is left as it is (the first send stands). */
-  send(signal: Signal): Promise<void>;
-  /** The signals of one execution still in the inbox, oldest (first sent) first. */
-  pending(executionId: string): Promise<Signal[]>;
-  /** Delete a signal (it was consumed, or its execution ended); unknown ids are ignored. */
-  complete(signalId: string): Promise<void>;
+  /** Keep a signal unless its id is taken in its execution or the inbox is full; says which. */
+  send(signal: Signal, options?: SendSignalOptions): Promise<SignalSendOutcome>;
+  /**
+   * Signals of one execution still waiting (not completed), oldest (first sent) first,
+   * filtered and bounded by `query`. Reads only what it returns: the cost is in the page, not
+   * in the size of the inbox.
+   */
+  pending(executionId: string, query?: PendingSignalsQuery): Promise<Signal[]>;
+  /**
+   * Mark one signal of an execution consumed: it leaves `pending` and the inbox bound, its
+   * payload is dropped, and its id stays taken. Unknown ids are ignored.
+   */
+  complete(executionId: string, signalId: string): Promise<void>;
+  /** Delete every signal of an execution, waiting or completed (it ended). */
+  clear(executionId: string): Promise<void>;
 }
 
 /** The stores one runtime works on. */

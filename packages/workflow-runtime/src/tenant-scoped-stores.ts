@@ -8,7 +8,10 @@ import { TenantScopeError } from './errors.js';
 import type {
   Lease,
   LeaseStore,
+  PendingSignalsQuery,
+  SendSignalOptions,
   Signal,
+  SignalSendOutcome,
   SignalStore,
   Snapshot,
   SnapshotStore,
@@ -138,7 +141,10 @@ export class TenantScopedTimerStore implements TimerStore, TenantScoped {
   }
 }
 
-/** The signal inbox of one tenant: signals are kept under the scoped execution id. */
+/**
+ * The signal inbox of one tenant: signals are kept under the scoped execution id, and signal
+ * ids are scoped to their execution, so one tenant can neither see nor complete another's.
+ */
 export class TenantScopedSignalStore implements SignalStore, TenantScoped {
   private readonly prefix: string;
   readonly [TENANT_SCOPE]: string;
@@ -151,17 +157,21 @@ export class TenantScopedSignalStore implements SignalStore, TenantScoped {
     this[TENANT_SCOPE] = tenant;
   }
 
-  send(signal: Signal): Promise<void> {
-    return this.inner.send({ ...signal, executionId: this.prefix + signal.executionId });
+  send(signal: Signal, options?: SendSignalOptions): Promise<SignalSendOutcome> {
+    return this.inner.send({ ...signal, executionId: this.prefix + signal.executionId }, options);
   }
 
-  async pending(executionId: string): Promise<Signal[]> {
-    const signals = await this.inner.pending(this.prefix + executionId);
+  async pending(executionId: string, query?: PendingSignalsQuery): Promise<Signal[]> {
+    const signals = await this.inner.pending(this.prefix + executionId, query);
     return signals.map((signal) => ({ ...signal, executionId }));
   }
 
-  complete(signalId: string): Promise<void> {
-    return this.inner.complete(signalId);
+  complete(executionId: string, signalId: string): Promise<void> {
+    return this.inner.complete(this.prefix + executionId, signalId);
+  }
+
+  clear(executionId: string): Promise<void> {
+    return this.inner.clear(this.prefix + executionId);
   }
 }
 

@@ -110,6 +110,16 @@ export function defineWorkflow<In, Out, Raw = In>(
   });
 }
 
+/**
+ * The schema `workflow` declares for signal `name`, or undefined. Only the workflow's own
+ * declarations count: a name such as `__proto__`, `constructor` or `toString` never reaches
+ * what every object inherits.
+ */
+export function declaredSignal(workflow: AnyWorkflow, name: string): Schema | undefined {
+  const signals = workflow.signals as Readonly<Record<string, Schema>> | undefined;
+  return signals !== undefined && Object.hasOwn(signals, name) ? signals[name] : undefined;
+}
+
 /** Parse `value` with `schema`; throw {@link InvalidInputError} naming each bad field. */
 export function parseWith<T>(schema: Schema<T>, value: unknown, where: string, root: string): T {
   let result: ReturnType<Schema<T>['safeParse']>;

@@ -223,6 +223,7 @@ describe.each(backings)('signals (%s store)', (_, open) => {
     const runtime = h.runtime({ stores, workflows: [twice] });
     expect(await runtime.signal('twice', 'n', 1, { signalId: first.signalId })).toMatchObject({
       accepted: false,
+      duplicate: true,
     });
     const second = await runtime.signal('twice', 'n', 2);
     const state = await runtime.execute({ executionId: 'twice', workflow: 'twice' });
@@ -240,11 +241,12 @@ describe.each(backings)('signals (%s store)', (_, open) => {
     const { stores } = h.open();
     const { workflow } = approval();
     const late: SignalStore = {
-      send: (signal) => stores.signals.send(signal),
-      complete: (id) => stores.signals.complete(id),
+      send: (signal, options) => stores.signals.send(signal, options),
+      complete: (executionId, id) => stores.signals.complete(executionId, id),
+      clear: (executionId) => stores.signals.clear(executionId),
       // The wait reads an empty inbox; the signal lands right after, and no sender wakes anyone.
-      pending: async (executionId) => {
-        const seen = await stores.signals.pending(executionId);
+      pending: async (executionId, query) => {
+        const seen = await stores.signals.pending(executionId, query);
         if (seen.length === 0)
           await stores.signals.send({
             signalId: 'raced',

@@ -52,6 +52,23 @@ describe.each(backings)('tenantScopedStores on %s', (_name, openBacking) => {
     expect(await stores.leases.get('acme/execution:same')).toMatchObject({ owner: 'node-a' });
   });
 
+  it('the signal inbox is per tenant: one signal id in two tenants is two signals, and each completes and clears only its own', async () => {
+    const { stores } = h.open();
+    const acme = tenantScopedStores(stores, 'acme').signals;
+    const globex = tenantScopedStores(stores, 'globex').signals;
+    const signal = { signalId: 's', executionId: 'same', name: 'approve', payload: 'true', sentAt: 1 };
+    expect(await acme.send(signal)).toBe('sent');
+    expect(await globex.send(signal)).toBe('sent');
+    expect(await acme.pending('same', { names: ['approve'], limit: 5 })).toEqual([signal]);
+    await globex.complete('same', 's');
+    expect(await globex.pending('same')).toEqual([]);
+    expect(await acme.pending('same')).toEqual([signal]);
+    await globex.clear('same');
+    expect(await stores.signals.pending('acme/same')).toEqual([{ ...signal, executionId: 'acme/same' }]);
+    expect(await acme.send(signal, { maxPending: 1 })).toBe('duplicate');
+    expect(await acme.send({ ...signal, signalId: 't' }, { maxPending: 1 })).toBe('inbox-full');
+  });
+
   it('a tenant may not claim due timers across tenants: the error says where to run that', async () => {
     const { stores } = h.open();
     const scoped = tenantScopedStores(stores, 'acme');

@@ -1,12 +1,16 @@
 /**
  * Not a test of its own: `broken-stores.test.ts` runs this file in a child vitest and reads
- * which cases failed. The memory store runs as the control: every case must pass on it.
+ * which cases failed. The memory stores run as the control: every case must pass on them.
  */
-import { eventStoreSuite } from '@skein/conformance';
-import { MemoryEventStore } from '@skein/workflow-runtime';
-import { brokenEventStores, storesWith } from './index.js';
+import { eventStoreSuite, signalStoreSuite } from '@skein/conformance';
+import { MemoryEventStore, MemorySignalStore } from '@skein/workflow-runtime';
+import { brokenEventStores, brokenSignalStores, storesWith, storesWithSignals } from './index.js';
 
 eventStoreSuite({ name: 'control-memory', open: () => storesWith(new MemoryEventStore()) });
 for (const [name, make] of Object.entries(brokenEventStores)) {
   eventStoreSuite({ name, open: () => storesWith(make()) });
+}
+signalStoreSuite({ name: 'control-memory', open: () => storesWithSignals(new MemorySignalStore()) });
+for (const [name, make] of Object.entries(brokenSignalStores)) {
+  signalStoreSuite({ name, open: () => storesWithSignals(make()) });
 }

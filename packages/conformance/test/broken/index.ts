@@ -1,15 +1,19 @@
 /** Deliberately broken stores; `broken-stores.test.ts` proves the suites reject each one. */
 import {
   type EventStore,
+  MemoryEventStore,
   MemoryLeaseStore,
   MemorySignalStore,
   MemorySnapshotStore,
   MemoryTimerStore,
+  type SignalStore,
   type Stores,
 } from '@skein/workflow-runtime';
 import { BatchWideFailureEventStore } from './batch-wide-failure.js';
 import { DuplicateSeqEventStore } from './duplicate-seq.js';
+import { GlobalSignalIdStore } from './global-signal-ids.js';
 import { NoFenceCheckEventStore } from './no-fence-check.js';
+import { RacyBoundInboxStore, UnboundedInboxStore } from './unbounded-inbox.js';
 
 /** Every broken event store, by the name its suite run is registered under. */
 export const brokenEventStores: Record<string, () => EventStore> = {
@@ -18,14 +22,26 @@ export const brokenEventStores: Record<string, () => EventStore> = {
   'broken-batch-wide-failure': () => new BatchWideFailureEventStore(),
 };
 
-/** Whole stores around one event store, the other stores in memory. */
-export function storesWith(events: EventStore): Stores {
+/** Every broken signal store, by the name its suite run is registered under. */
+export const brokenSignalStores: Record<string, () => SignalStore> = {
+  'broken-global-signal-ids': () => new GlobalSignalIdStore(),
+  'broken-unbounded-inbox': () => new UnboundedInboxStore(),
+  'broken-racy-inbox-bound': () => new RacyBoundInboxStore(),
+};
+
+/** Whole stores around one event store (and a signal store), the other stores in memory. */
+export function storesWith(events: EventStore, signals: SignalStore = new MemorySignalStore()): Stores {
   return {
     events,
     snapshots: new MemorySnapshotStore(),
     timers: new MemoryTimerStore(),
     leases: new MemoryLeaseStore(),
-    signals: new MemorySignalStore(),
+    signals,
     close() {},
   };
+}
+
+/** Whole stores around one signal store, the others in memory. */
+export function storesWithSignals(signals: SignalStore): Stores {
+  return storesWith(new MemoryEventStore(), signals);
 }
