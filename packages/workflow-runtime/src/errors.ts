@@ -83,19 +83,23 @@ export class DuplicateSequenceError extends SkeinError {
   }
 }
 
-/** L2: seq 0 of this execution is already written; another start won. */
+/**
+ * L2: seq 0 of this execution is already written; another start won. `reason` (default: none)
+ * says why an existing execution cannot be used, e.g. a child id that belongs to another parent.
+ */
 export class ExecutionAlreadyExistsError extends DuplicateSequenceError {
   constructor(
     executionId: string,
     readonly existingWorkflow?: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; reason?: string },
   ) {
     super(executionId, 0, {
-      ...options,
+      ...(options?.cause === undefined ? {} : { cause: options.cause }),
       code: ErrorCodes.ExecutionAlreadyExists,
       message:
         `execution "${executionId}" already exists` +
-        (existingWorkflow === undefined ? '' : ` (workflow "${existingWorkflow}")`),
+        (existingWorkflow === undefined ? '' : ` (workflow "${existingWorkflow}")`) +
+        (options?.reason === undefined ? '' : `: ${options.reason}`),
     });
   }
 }

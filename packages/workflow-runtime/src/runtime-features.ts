@@ -3,8 +3,10 @@
  * they need from the runtime (`FeatureDeps`), the `RunFeatures` a run gets, the work after a
  * run ends or suspends, and resuming a suspended execution that something woke.
  */
+
+import { decode } from './codec.js';
 import { ExecutionAlreadyExistsError, ExecutionNotFoundError, UnknownWorkflowError } from './errors.js';
-import { type EventType, isTerminalStatus } from './events.js';
+import { type EventType, isTerminalStatus, type StartedPayload } from './events.js';
 import type { ExecutionRun, RunOutcome } from './execution-run.js';
 import type { ExecutionState } from './fold.js';
 import { lostResumeRace, resumeFence } from './resume-fence.js';
@@ -53,10 +55,20 @@ export function runFeatures(deps: FeatureDeps): RunFeatures {
     async startChild(workflow, childId, input, parentId) {
       const definition = deps.registry.get(workflow.name, workflow.version);
       const existing = await deps.stores.events.getExecution(childId);
-      if (existing === null) await deps.startChild(definition, childId, input, parentId);
+      if (existing === null && (await deps.startChild(definition, childId, input, parentId)) !== 'exists')
+        return;
       const now = existing ?? (await deps.stores.events.getExecution(childId));
       if (now !== null && now.workflow !== definition.name)
         throw new ExecutionAlreadyExistsError(childId, now.workflow);
+      // A child id is scoped to its parent: only this parent's own earlier start may be reused.
+      const owner = await parentOf(deps.stores.events, childId);
+      if (owner !== parentId) {
+        const reason =
+          owner === undefined
+            ? `it is not a child of "${parentId}"`
+            : `it is a child of "${owner}", not of "${parentId}"`;
+        throw new ExecutionAlreadyExistsError(childId, now?.workflow, { reason });
+      }
     },
     async settledChild(childId) {
       const summary = await deps.stores.events.getExecution(childId);
@@ -68,6 +80,13 @@ export function runFeatures(deps: FeatureDeps): RunFeatures {
       await deps.cancel(childId, reason);
     },
   };
+}
+
+/** The `parentId` recorded in seq 0 of `executionId`, or undefined (no parent, or no seq 0). */
+async function parentOf(events: Stores['events'], executionId: string): Promise<string | undefined> {
+  const [first] = await events.read(executionId, 0, 1);
+  if (first?.type !== 'EXECUTION_STARTED') return undefined;
+  return (decode(first.payload) as StartedPayload).parentId;
 }
 
 /** True when {@link afterFeatureRun} has anything to do (checked synchronously, off the hot path). */

@@ -194,6 +194,47 @@ describe.each(backings)('children (%s store)', (_, open) => {
     );
   });
 
+  test('15.3: a child id is scoped to its parent: an execution of the same workflow there is refused, never adopted', async () => {
+    const { stores } = h.open();
+    const { child } = family();
+    const caught: unknown[] = [];
+    const parent = defineWorkflow({
+      name: 'adopting-parent',
+      input: z.object({ id: z.string().optional() }),
+      async run(ctx, { id }) {
+        try {
+          return await ctx.child(child, { n: 1 }, id === undefined ? {} : { executionId: id });
+        } catch (error) {
+          caught.push(error);
+          return 'refused';
+        }
+      },
+    });
+    const runtime = h.runtime({ stores, workflows: [parent, child] });
+    /** Where the parent stops: 'completed' when refused, 'suspended' when it adopted the child. */
+    const settle = async (input: { id?: string }, executionId: string) => {
+      await runtime.start(parent, input, { executionId });
+      await until(async () =>
+        ['completed', 'suspended'].includes(`${(await runtime.loadState(executionId))?.status}`),
+      );
+      return runtime.loadState(executionId);
+    };
+    // Someone started the child workflow at the id the parent's first child gets by default.
+    await runtime.start(child, { n: 40 }, { executionId: 'ap-child-0' });
+    expect(await settle({}, 'ap')).toMatchObject({ status: 'completed', output: 'refused' });
+    // And one parent's named child is no other parent's to adopt.
+    expect(await settle({ id: 'named' }, 'first')).toMatchObject({ status: 'suspended' });
+    expect(await settle({ id: 'named' }, 'second')).toMatchObject({ status: 'completed', output: 'refused' });
+    expect(caught.map((error) => (error as Error).message)).toEqual([
+      'execution "ap-child-0" already exists (workflow "child"): it is not a child of "ap"',
+      'execution "named" already exists (workflow "child"): it is a child of "first", not of "second"',
+    ]);
+    for (const error of caught) expect(error).toBeInstanceOf(ExecutionAlreadyExistsError);
+    expect(types(await runtime.history('ap'))).toEqual(['EXECUTION_STARTED', 'EXECUTION_COMPLETED']);
+    expect((await runtime.loadState('ap-child-0'))?.parentId).toBeUndefined();
+    expect((await runtime.loadState('named'))?.parentId).toBe('first');
+  });
+
   test('a child id taken by another workflow fails the call with ExecutionAlreadyExistsError', async () => {
     const { stores } = h.open();
     const { child } = family();
