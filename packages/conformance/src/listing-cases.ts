@@ -50,6 +50,25 @@ export function listingCases({ open }: EventStoreSuiteOptions): void {
       }
     }));
 
+  it('listExecutions refuses a cursor no page returned with InvalidInputError naming query.cursor', () =>
+    withStores(open, async ({ events }) => {
+      await start(events, 'cursor-a');
+      await start(events, 'cursor-b');
+      // Not base64url, padded, percent-encoded, not the encoding of any text, a non-canonical
+      // encoding: none is the encoding of an id, so none may silently restart the listing.
+      for (const cursor of ['!!!', 'a b', 'Y3Vyc29y=', '%2F', '77-', 'AB']) {
+        const refused = await rejectionOf(events.listExecutions({ cursor }));
+        expect(refused.name, `cursor ${cursor}`).toBe('InvalidInputError');
+        expect(refused.message).toMatch(/query\.cursor/);
+      }
+      const first = await events.listExecutions({ limit: 1 });
+      const second = await events.listExecutions({ limit: 1, cursor: first.nextCursor! });
+      expect([...first.items, ...second.items].map((item) => item.executionId)).toEqual([
+        'cursor-a',
+        'cursor-b',
+      ]);
+    }));
+
   it('listExecutions refuses a limit below 1 (or fractional) with InvalidInputError naming query.limit', () =>
     withStores(open, async ({ events }) => {
       await start(events, 'limit-row');

@@ -27,7 +27,7 @@ import {
   selectFence,
 } from './event-queries.js';
 import { HeadHints } from './head-hints.js';
-import { hasNul } from './nul-text.js';
+import { hasNul, refuseNul } from './nul-text.js';
 import { PerKeyQueue } from './per-key-queue.js';
 import { ShortAppends } from './short-appends.js';
 import { channelName, WAKEUP_PENDING } from './wakeups.js';
@@ -111,9 +111,18 @@ export class PostgresEventStore implements EventStore {
     return summary;
   }
 
+  /**
+   * A page of the execution index. A filter or cursor holding U+0000 is refused with
+   * `NulInTextError` before any query: no execution id, workflow or status can hold it.
+   */
   async listExecutions(query: ListExecutionsQuery = {}): Promise<ExecutionPage> {
     const limit = listLimit(query.limit);
     const after = query.cursor === undefined ? '' : decodeCursor(query.cursor);
+    refuseNul('events.listExecutions', undefined, {
+      'the workflow filter': query.workflow ?? '',
+      'the status filter': query.status?.join(',') ?? '',
+      'the cursor': after,
+    });
     const rows = (await this.db.query<ExecutionSummary>('listExecutions', pageQuery(query, after, limit + 1)))
       .rows;
     if (rows.length <= limit) return { items: rows };

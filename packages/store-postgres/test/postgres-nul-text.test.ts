@@ -4,6 +4,7 @@
  * before anything is sent; a key that only selects rows finds nothing, also without a query.
  */
 import { NulInTextError, type PostgresStores } from '@skein/store-postgres';
+import { encodeCursor } from '@skein/workflow-runtime';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { openTestStores, PG_URL, whenPostgres } from './support/pg.js';
@@ -178,6 +179,24 @@ whenPostgres(() => {
       expect(await rowsOf(stores, 'skein_snapshots', 'execution_id')).toEqual([
         { execution_id: 'e1', seq: '1', state: '{"a":1}' },
       ]);
+    });
+
+    it('listing: U+0000 in the workflow filter, a status filter or the cursor is refused unsent, not a database error', async () => {
+      const { events } = stores;
+      const queries = watchQueries();
+      const refused = [
+        [{ workflow: `wf${NUL}` }, 'the workflow filter'],
+        [{ status: [`running${NUL}` as 'running'] }, 'the status filter'],
+        [{ cursor: encodeCursor(`order${NUL}1`) }, 'the cursor'],
+        [{ workflow: 'wf', cursor: encodeCursor(NUL) }, 'the cursor'],
+      ] as const;
+      for (const [query, field] of refused) {
+        const listing = events.listExecutions(query);
+        await expect(listing, field).rejects.toBeInstanceOf(NulInTextError);
+        await expect(listing, field).rejects.toMatchObject({ operation: 'events.listExecutions', field });
+      }
+      expect(queries).not.toHaveBeenCalled();
+      await expect(events.listExecutions({ workflow: 'wf' })).resolves.toEqual({ items: [] });
     });
   });
 });
