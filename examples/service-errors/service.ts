@@ -20,6 +20,7 @@ import { z } from 'zod';
 export const statusByCode: Readonly<Record<string, number>> = {
   INVALID_INPUT: 400,
   UNKNOWN_SIGNAL: 400,
+  SIGNAL_INBOX_FULL: 429,
   NOT_SERIALIZABLE: 422,
   PAYLOAD_TOO_LARGE: 413,
   EXECUTION_NOT_FOUND: 404,

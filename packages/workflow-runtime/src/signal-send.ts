@@ -2,7 +2,7 @@
  * `runtime.signal`: validate against the workflow's declared signals, keep the signal in the
  * durable inbox (never the log: an append would need a fence and fence out the holder), then
  * wake the execution when it is suspended waiting for that name (adr/0012). Signal ids are
- * scoped to the execution and the inbox is bounded (adr/0020).
+ * scoped to the execution and the inbox is bounded (adr/0025).
  */
 import { z } from 'zod';
 import { assertPayloadSize, encode } from './codec.js';

@@ -4,7 +4,7 @@
  * block until one arrives, with a durable timeout timer when `timeoutMs` is given.
  *
  * A wait reads the inbox one signal at a time, by name, oldest first: what it costs does not
- * grow with signals of other names, nor with the inbox's size (adr/0020). Within a run, a
+ * grow with signals of other names, nor with the inbox's size (adr/0025). Within a run, a
  * cursor per name starts each read after the last signal of that name the run consumed, so a
  * loop consuming many signals reads each once.
  */
