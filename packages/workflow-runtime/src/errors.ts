@@ -309,10 +309,13 @@ export class NonDeterminismError extends SkeinError {
   }
 }
 
-/** Thrown by a step to fail it at once, skipping the rest of its retry budget. */
+/**
+ * Thrown by a step to fail it at once, skipping the rest of its retry budget. A subclass may
+ * give its own stable `code` (default: `NON_RETRYABLE`); the step failure records it.
+ */
 export class NonRetryableError extends SkeinError {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(ErrorCodes.NonRetryable, message, options);
+  constructor(message: string, options?: { cause?: unknown; code?: string }) {
+    super(options?.code ?? ErrorCodes.NonRetryable, message, options);
   }
 }
 
