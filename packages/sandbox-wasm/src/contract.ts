@@ -71,7 +71,8 @@ export function contractViolations(items: WorldItems, contract: SandboxContract)
     );
   }
   for (const item of contract.exports) {
-    if (!items.exports.includes(item)) violations.push(`it does not export "${item}"`);
+    if (items.exports.includes(item)) continue;
+    violations.push(`it does not export ${item.replace(/^export\s+/, '').replace(/;$/, '')}`);
   }
   return violations;
 }
