@@ -2,7 +2,8 @@
  * `pnpm bench` runs every benchmark and prints markdown tables; results go to
  * bench/results/*.json. `pnpm bench:smoke` runs tiny counts only, to prove the bench works.
  * `--only a,b` runs the suites (and, in `peers` and `counts`, the engines) tagged with any of
- * the names, e.g. `--only sqlite`, `--only postgres`, `--only peers`, `--only memory`.
+ * the names, e.g. `--only sqlite`, `--only postgres`, `--only peers`, `--only memory`,
+ * `--only sandbox`.
  * PostgreSQL is at SKEIN_PG_URL (default: the local server); without it the PostgreSQL parts
  * are skipped loudly, except under CI=true, where that is a failure.
  */
@@ -24,6 +25,7 @@ import {
   postgresSmokeSizes,
   postgresUnreachable,
 } from './scenarios/postgres-core.js';
+import { sandbox, sandboxFullSizes, sandboxSmokeSizes } from './scenarios/sandbox.js';
 import { fullSizes, smokeSizes, sqliteCore } from './scenarios/sqlite-core.js';
 import { listFullSizes, listSmokeSizes, sqliteList } from './scenarios/sqlite-list.js';
 import { type Counts, countPostgres, countSqlite, countsTable } from './scenarios/statement-counts.js';
@@ -107,4 +109,7 @@ if (picked(['memory', 'sqlite'])) {
 if (picked(['load-state', 'sqlite'])) {
   const rows = await loadStateCost(smoke ? [100, 1000] : [100, 1000, 10_000], smoke ? 3 : 30);
   report(`load-state${suffix}`, rows, { smoke });
+}
+if (picked(['sandbox'])) {
+  report(`sandbox${suffix}`, await sandbox(smoke ? sandboxSmokeSizes : sandboxFullSizes), { smoke });
 }
