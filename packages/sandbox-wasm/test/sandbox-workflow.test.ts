@@ -72,7 +72,7 @@ describe('W1 a sandboxed step in a workflow', () => {
         { case: { loop: true }, fuel: 2_000_000 },
         { executionId: 'breach-1' },
       );
-      await expect(handle.result()).rejects.toMatchObject({ code: 'STEP_FAILED' });
+      await expect(handle.result()).rejects.toMatchObject({ code: 'EXECUTION_FAILED' });
       expect((await runtime.loadState('breach-1'))?.status).toBe('failed');
       const log = await runtime.history('breach-1');
       const failures = stepFailures(log);
