@@ -4,7 +4,7 @@
  * default) and the step failure records its `code`. Across the worker-thread boundary errors
  * travel as plain data (`SandboxErrorData`), never as instances.
  */
-import { NonRetryableError, SkeinError } from '@skein/workflow-runtime';
+import { type ErrorClass, NonRetryableError, SkeinError } from '@skein/workflow-runtime';
 import {
   type LogLimit,
   type ResourceLimit,
@@ -151,3 +151,23 @@ export function sandboxErrorFrom(component: string, data: SandboxErrorData): San
       return new SandboxEvaluatorError(component, data.reason);
   }
 }
+
+/**
+ * The sandbox's error classes, to register with `createRuntime({ errors })`: a recorded
+ * sandbox failure then comes back (live and on replay) as its own class, so
+ * `cause instanceof SandboxFuelExhaustedError` holds in a workflow body. Unregistered, it comes
+ * back as its nearest known ancestor, `NonRetryableError`, with its `code` and fields.
+ */
+export const SandboxErrorClasses: readonly ErrorClass[] = [
+  SandboxError,
+  SandboxFuelExhaustedError,
+  SandboxMemoryLimitError,
+  SandboxTimeoutError,
+  SandboxLogLimitError,
+  SandboxTrapError,
+  SandboxEvaluatorError,
+  SandboxArtifactMismatchError,
+  SandboxContractError,
+  SandboxBuildError,
+  SandboxPoolClosedError,
+];

@@ -14,6 +14,7 @@ export {
   SandboxBuildError,
   SandboxContractError,
   SandboxError,
+  SandboxErrorClasses,
   type SandboxErrorCode,
   SandboxErrorCodes,
   type SandboxErrorData,

@@ -12,6 +12,7 @@ describe('public surface', () => {
         'SandboxComponent',
         'SandboxContractError',
         'SandboxError',
+        'SandboxErrorClasses',
         'SandboxErrorCodes',
         'SandboxEvaluatorError',
         'SandboxFuelExhaustedError',

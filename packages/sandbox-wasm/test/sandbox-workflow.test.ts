@@ -2,10 +2,22 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { SandboxErrorCodes, SandboxPool } from '@skein/sandbox-wasm';
+import {
+  SandboxErrorClasses,
+  SandboxErrorCodes,
+  SandboxFuelExhaustedError,
+  SandboxPool,
+} from '@skein/sandbox-wasm';
 import { openSqliteStores } from '@skein/store-sqlite';
-import { createRuntime, type Envelope, type StepFailedPayload } from '@skein/workflow-runtime';
+import {
+  createRuntime,
+  defineWorkflow,
+  type Envelope,
+  StepFailedError,
+  type StepFailedPayload,
+} from '@skein/workflow-runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { testEvaluator } from './support/pool.js';
 import { CRASH_FUEL, scoreWorkflow } from './support/score-workflow.js';
 import { exited, spawnScript } from './support/spawn.js';
@@ -82,6 +94,43 @@ describe('W1 a sandboxed step in a workflow', () => {
       expect(outcome(failures[0]!)).toMatchObject({ code: SandboxErrorCodes.FuelExhausted, fuel: 2_000_000 });
       expect(log.at(-1)!.type).toBe('EXECUTION_FAILED');
     });
+  });
+});
+
+describe('W1 registered sandbox errors', () => {
+  it('come back as their own class in the body, on the first run and on a replay', async () => {
+    const evaluator = await testEvaluator();
+    const caught = defineWorkflow({
+      name: 'score-caught',
+      input: z.object({ fuel: z.number() }),
+      async run(ctx, { fuel }) {
+        try {
+          return await ctx.step('score', () =>
+            pool.invoke(evaluator, JSON.stringify({ loop: true }), { fuel }),
+          );
+        } catch (error) {
+          const cause = error instanceof StepFailedError ? error.cause : undefined;
+          return {
+            fuelError: cause instanceof SandboxFuelExhaustedError,
+            fuel: (cause as { fuel?: number })?.fuel,
+          };
+        }
+      },
+    });
+    const stores = openSqliteStores({ path: join(dir, 'caught.db') });
+    try {
+      const runtime = createRuntime({ stores, workflows: [caught], errors: SandboxErrorClasses });
+      const handle = await runtime.start(caught, { fuel: 1_000_000 }, { executionId: 'caught-1' });
+      expect(await handle.result()).toEqual({ fuelError: true, fuel: 1_000_000 });
+      await runtime.close();
+      const replaying = createRuntime({ stores, workflows: [caught], errors: SandboxErrorClasses });
+      expect((await replaying.loadState('caught-1'))?.output).toEqual({ fuelError: true, fuel: 1_000_000 });
+      const failure = stepFailures(await replaying.history('caught-1'))[0]!;
+      expect(failure.error).toBeInstanceOf(SandboxFuelExhaustedError);
+      await replaying.close();
+    } finally {
+      await stores.close();
+    }
   });
 });
 
