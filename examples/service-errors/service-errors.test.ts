@@ -6,6 +6,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { SandboxErrorCodes } from '@skein/sandbox-wasm';
 import { PostgresErrorCodes } from '@skein/store-postgres';
 import { SqliteErrorCodes } from '@skein/store-sqlite';
 import { TestkitErrorCodes } from '@skein/testkit';
@@ -25,6 +26,7 @@ const codeMaps = {
   'store-sqlite': SqliteErrorCodes,
   'store-postgres': PostgresErrorCodes,
   testkit: TestkitErrorCodes,
+  'sandbox-wasm': SandboxErrorCodes,
 } as const;
 
 /** The table of docs/errors.md: code → package and status. */
