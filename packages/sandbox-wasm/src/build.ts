@@ -2,7 +2,7 @@
  * `buildComponent`: a JavaScript evaluator to a WebAssembly component with jco's QuickJS
  * backend (componentize-qjs, the engine `jco componentize --backend quickjs` uses), in its
  * synchronous runtime with every WASI import replaced by a trap, so the component imports
- * nothing but the contract's `log`. See adr/0025-sandbox-quickjs-components.md.
+ * nothing but the contract's `log`. See adr/0026-sandbox-quickjs-components.md.
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
