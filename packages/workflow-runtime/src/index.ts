@@ -88,6 +88,13 @@ export {
 export { DEFAULT_LIST_LIMIT, listLimit } from './list-limit.js';
 export { loadState, readHistory, toEnvelope } from './load-state.js';
 export {
+  type DeliveredSignal,
+  type DeliverSignalOptions,
+  deliverSignal,
+  type LogRequestOptions,
+  requestCancel,
+} from './log-requests.js';
+export {
   MemoryEventStore,
   type MemoryEventStoreOptions,
   MemoryLeaseStore,
