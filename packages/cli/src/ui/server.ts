@@ -17,6 +17,7 @@ import {
 } from '@skein/workflow-runtime';
 import { Hono } from 'hono';
 import { csrf } from 'hono/csrf';
+import { HTTPException } from 'hono/http-exception';
 import { deadLetters, executionDetail, listPage } from '../inspect.js';
 import {
   deadLettersPage,
@@ -130,6 +131,11 @@ export function createInspector(options: InspectorOptions): Hono {
     );
   });
   app.onError((error, c) => {
+    if (error instanceof HTTPException)
+      return c.html(
+        errorPage(ctx, 'Refused', `${error.message} (the request did not come from this inspector)`),
+        error.status,
+      );
     if (error instanceof SkeinError) {
       const code = error.code === 'EXECUTION_NOT_FOUND' ? 404 : 400;
       return c.html(errorPage(ctx, error.code, error.message), code);
