@@ -103,6 +103,14 @@ export {
   MemoryTimerStore,
   openMemoryStores,
 } from './memory/index.js';
+export type {
+  ObservedError,
+  ObservedExecution,
+  ObservedSettlement,
+  ObservedStep,
+  ObservedStepEnd,
+  RuntimeObserver,
+} from './observers.js';
 export { recordableError } from './recordable-error.js';
 export {
   type AbandonedPredicate,

@@ -10,6 +10,7 @@ import { StaleFenceError, StartFencedOutError } from './errors.js';
 import type { EventType } from './events.js';
 import { applyEvent, type ExecutionState } from './fold.js';
 import { newId } from './ids.js';
+import type { ObservedRecord } from './observers.js';
 import type { EventDraft, EventStore } from './spi.js';
 
 /** Options of {@link LogWriter}. */
@@ -29,11 +30,18 @@ export interface LogWriterOptions {
    * first seq. The flush waits for the promise it returns, if any.
    */
   onDurable?: (state: ExecutionState, fromSeq: number) => Promise<void> | undefined;
+  /**
+   * Called with the events of each durable append, as recorded (undecoded payloads), when the
+   * runtime has observers; without it the writer keeps no such record.
+   */
+  onAppended?: (state: ExecutionState, fence: number, records: readonly ObservedRecord[]) => void;
 }
 
 /** Buffers, encodes and appends the events of one execution attempt, in order. */
 export class LogWriter {
   private buffer: EventDraft[] = [];
+  /** The recorded events of `buffer`, kept only for observers (`onAppended`). */
+  private observed: ObservedRecord[] | undefined;
   private bufferStart: number;
   private chain: Promise<void> = Promise.resolve();
   private failure: unknown = undefined;
@@ -54,6 +62,7 @@ export class LogWriter {
   ) {
     this.state = state;
     this.bufferStart = options.nextSeq;
+    if (options.onAppended !== undefined) this.observed = [];
     // The same outcome also reaches whoever awaits flush(); this copy may have no listener.
     this.firstAppend.catch(() => undefined);
   }
@@ -86,6 +95,7 @@ export class LogWriter {
     const recordedAt = this.options.clock();
     const seq = this.bufferStart + this.buffer.length;
     this.buffer.push({ envelopeId: newId(), type, payload: text, recordedAt });
+    if (this.observed !== undefined) this.observed.push({ type, payload: view, recordedAt });
     this.state = applyEvent(this.state, {
       executionId: this.options.executionId,
       seq,
@@ -103,13 +113,15 @@ export class LogWriter {
     if (this.buffer.length > 0) {
       const events = this.buffer;
       const expectedSeq = this.bufferStart;
+      const observed = this.observed;
       this.buffer = [];
+      if (observed !== undefined) this.observed = [];
       this.bufferStart += events.length;
       // With no append in flight the store is called now, not a microtask later.
       this.chain =
         this.appending === 0
-          ? this.append(expectedSeq, events)
-          : this.chain.then(() => this.append(expectedSeq, events));
+          ? this.append(expectedSeq, events, observed)
+          : this.chain.then(() => this.append(expectedSeq, events, observed));
       if (!this.firstAppendMade) {
         this.firstAppendMade = true;
         this.chain.then(this.settleFirst.resolve, this.settleFirst.reject);
@@ -118,7 +130,11 @@ export class LogWriter {
     return this.chain;
   }
 
-  private async append(expectedSeq: number, events: EventDraft[]): Promise<void> {
+  private async append(
+    expectedSeq: number,
+    events: EventDraft[],
+    observed: readonly ObservedRecord[] | undefined,
+  ): Promise<void> {
     this.appending += 1;
     try {
       if (this.failure !== undefined) throw this.failure;
@@ -132,6 +148,8 @@ export class LogWriter {
             : error;
         throw this.failure;
       }
+      if (observed !== undefined && this.state !== null)
+        this.options.onAppended!(this.state, fence, observed);
       // Snapshot only a state that is exactly the durable log (nothing recorded after it).
       const durableSeq = expectedSeq + events.length - 1;
       if (this.options.onDurable !== undefined && this.state !== null && this.state.sequence === durableSeq) {

@@ -4,6 +4,7 @@ import type { ErrorClass } from './errors.js';
 import type { ExecutionState } from './fold.js';
 import { executionIdSchema, nameSchema } from './ids.js';
 import type { LeaseOptions } from './leases.js';
+import type { RuntimeObserver } from './observers.js';
 import type { Stores } from './spi.js';
 import type { AnyWorkflow } from './workflow.js';
 
@@ -45,6 +46,12 @@ export interface RuntimeOptions {
    * grow an execution's inbox without bound (default: 10 000, `DEFAULT_MAX_PENDING_SIGNALS`).
    */
   maxPendingSignals?: number;
+  /**
+   * Told of executions, steps that ran, timers, signals, children, cancellations and dead
+   * letters once they are durable, without payloads unless an observer asks (default: none,
+   * and then the runtime keeps no record for them). See `RuntimeObserver`.
+   */
+  observers?: readonly RuntimeObserver[];
 }
 
 /** Options of `execute` (dispatch and worker runtimes pass them; see `docs/dispatch.md`). */

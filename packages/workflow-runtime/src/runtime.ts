@@ -24,6 +24,7 @@ import { type ListPage, type ListQuery, listExecutions } from './inspection.js';
 import { DEFAULT_LEASE_TTL_MS, ExecutionLeases } from './leases.js';
 import { loadState, readHistory, saveSnapshot } from './load-state.js';
 import { LogWriter } from './log-writer.js';
+import { Observers } from './observers.js';
 import { lostResumeRace, resumeFence } from './resume-fence.js';
 import type { RunFeatures } from './run-features.js';
 import {
@@ -90,6 +91,8 @@ export class Runtime {
   private readonly bodies = new Map<string, number>();
   /** The tenant every store is scoped to, or undefined when none is (adr/0024). */
   private readonly tenant: string | undefined;
+  /** The observers, or undefined when there are none (then nothing is recorded for them). */
+  private readonly observers: Observers | undefined;
 
   constructor(options: RuntimeOptions) {
     this.stores = options.stores;
@@ -119,6 +122,10 @@ export class Runtime {
             clock: this.clock,
             onError: this.onError,
           });
+    this.observers =
+      options.observers === undefined || options.observers.length === 0
+        ? undefined
+        : new Observers([...options.observers], this.onError);
     this.features = this.featureDeps(options.childRecheckMs ?? 60_000, maxPendingSignalsOf(options));
     this.runFeatures = runFeatures(this.features);
   }
@@ -224,11 +231,32 @@ export class Runtime {
   async deadLetter(executionId: string, reason: string): Promise<boolean> {
     const id = parseWith(executionIdSchema, executionId, 'executionId', 'executionId');
     const why = parseWith(z.string().min(1), reason, 'dead-letter reason', 'reason');
-    return deadLetterExecution(
+    const ended = await deadLetterExecution(
       { stores: this.stores, clock: this.clock, leaseOwner: this.leaseOwner, onError: this.onError },
       id,
       why,
     );
+    if (ended && this.observers !== undefined) await this.observeDeadLetter(id, why);
+    return ended;
+  }
+
+  /** Tell the observers of a dead letter, from seq 0 and the last event (the log is not replayed). */
+  private async observeDeadLetter(executionId: string, reason: string): Promise<void> {
+    try {
+      const summary = await this.stores.events.getExecution(executionId);
+      const [first] = await this.stores.events.read(executionId, 0, 1);
+      if (summary === null || first === undefined) return;
+      const [last] = await this.stores.events.read(executionId, summary.sequence, 1);
+      const { version } = this.codec.decode<StartedPayload>(first.payload);
+      const at = last?.recordedAt ?? summary.updatedAt;
+      this.observers?.deadLettered(
+        { executionId, workflow: summary.workflow, version, fence: last?.fence ?? 0, at },
+        first.recordedAt,
+        reason,
+      );
+    } catch (error) {
+      this.onError(error, `observers of the dead letter of execution "${executionId}"`);
+    }
   }
 
   /**
@@ -604,6 +632,7 @@ export class Runtime {
           every > 0
             ? (durable, fromSeq) => saveSnapshot(this.stores.snapshots, durable, fromSeq, every, this.onError)
             : undefined,
+        onAppended: this.observers === undefined ? undefined : this.observers.appended.bind(this.observers),
       },
       state,
     );
