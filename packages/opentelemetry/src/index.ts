@@ -1,0 +1,14 @@
+/**
+ * @skein/opentelemetry: `otelObserver({ tracer })`, a `RuntimeObserver` that turns executions,
+ * steps and signals into OpenTelemetry spans whose ids derive from execution ids.
+ */
+export {
+  executionSpanIdOf,
+  type SpanIdGenerator,
+  signalSpanIdOf,
+  skeinIdGenerator,
+  stepSpanIdOf,
+  traceIdOf,
+  traceparentOf,
+} from './ids.js';
+export { type OtelObserverOptions, otelObserver, SkeinAttributes } from './otel-observer.js';
