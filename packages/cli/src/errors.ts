@@ -38,17 +38,6 @@ export class StoreUnavailableError extends CliError {
   }
 }
 
-/** `skein ui` refused an action because it was started without `--allow-actions`. */
-export class ActionsDisabledError extends CliError {
-  constructor(action: string) {
-    super(
-      'CLI_ACTIONS_DISABLED',
-      `${action} refused: the inspector is read-only; start it with skein ui --allow-actions`,
-      ExitCodes.failure,
-    );
-  }
-}
-
 /** The module given to `--workflows` could not be loaded or exports no workflow. */
 export class WorkflowModuleError extends CliError {
   constructor(

@@ -3,7 +3,6 @@
  * ui) over a SQLite file or a PostgreSQL schema, and the web inspector it serves.
  */
 export {
-  ActionsDisabledError,
   CliError,
   ExitCodes,
   StoreUnavailableError,

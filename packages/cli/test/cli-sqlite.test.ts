@@ -1,18 +1,19 @@
 /** The `skein` executable over a real SQLite file: the shared suite, then what is SQLite's own. */
 
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { openSqliteStores } from '@skein/store-sqlite';
 import { Supervisor } from '@skein/worker-runtime-local';
 import { createRuntime, defineWorkflow } from '@skein/workflow-runtime';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { ensureBuilt, skein, spawnSkein } from './support/binary.js';
+import { BIN, ensureBuilt, skein, spawnSkein } from './support/binary.js';
 import { populate, waitUntil } from './support/fixture.js';
 import { cliSuite } from './support/suite.js';
 
@@ -36,6 +37,7 @@ cliSuite({
 });
 
 const fixtures = fileURLToPath(new URL('./fixtures/', import.meta.url));
+const execFileAsync = promisify(execFile);
 
 describe('skein on SQLite: files, usage and takeovers', () => {
   beforeAll(ensureBuilt, 600_000);
@@ -159,7 +161,7 @@ describe('skein on SQLite: files, usage and takeovers', () => {
     await stores.close();
   });
 
-  it('recover --dry-run lists what a crash abandoned; recover --workflows resumes it', async () => {
+  it('recover --dry-run lists what a crash abandoned; recover --workflows resumes it, with a progress bar on a terminal', async () => {
     const path = join(tempDir(), 'skein.db');
     const stores = openSqliteStores({ path });
     await stores.close();
@@ -177,7 +179,10 @@ describe('skein on SQLite: files, usage and takeovers', () => {
     expect(JSON.parse(dry.stdout)).toMatchObject({
       abandoned: [{ executionId: 'hang-1', status: 'running' }],
     });
-    const recovered = await skein([
+    // On a terminal (script(1) gives it one) the progress bar is drawn on stderr.
+    const command = [
+      process.execPath,
+      BIN,
       '--db',
       path,
       'recover',
@@ -185,9 +190,13 @@ describe('skein on SQLite: files, usage and takeovers', () => {
       join(fixtures, 'workflows.mjs'),
       '--lease-ttl',
       '1',
+    ];
+    const recovered = await execFileAsync('script', [
+      '-qec',
+      command.map((a) => `'${a}'`).join(' '),
+      '/dev/null',
     ]);
-    expect(recovered.stderr).toBe('');
-    expect(recovered.code).toBe(0);
+    expect(recovered.stdout).toMatch(/recover \[[^\]]*\] 1\/1 hang-1/);
     expect(recovered.stdout).toContain('recovered 1, skipped 0 of 1');
     const reopened = openSqliteStores({ path });
     const log = await createRuntime({ stores: reopened, workflows: [] }).history('hang-1');

@@ -5,7 +5,6 @@ import { describe, expect, it } from 'vitest';
 describe('public entry points', () => {
   it('@skein/cli exports the command line, the inspector, the reads and errors with stable codes and exit codes', () => {
     expect(Object.keys(cli).sort()).toEqual([
-      'ActionsDisabledError',
       'CliError',
       'ExitCodes',
       'StoreUnavailableError',
