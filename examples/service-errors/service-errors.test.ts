@@ -6,6 +6,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { CliErrorCodes } from '@skein/cli';
 import { SandboxErrorCodes } from '@skein/sandbox-wasm';
 import { PostgresErrorCodes } from '@skein/store-postgres';
 import { SqliteErrorCodes } from '@skein/store-sqlite';
@@ -26,6 +27,7 @@ const codeMaps = {
   'store-sqlite': SqliteErrorCodes,
   'store-postgres': PostgresErrorCodes,
   testkit: TestkitErrorCodes,
+  cli: CliErrorCodes,
   'sandbox-wasm': SandboxErrorCodes,
 } as const;
 

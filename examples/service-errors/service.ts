@@ -80,6 +80,9 @@ export const statusByCode: Readonly<Record<string, number>> = {
   INJECTED_FAULT: 500,
   INVARIANT_VIOLATED: 500,
   CRASH_INVARIANT_VIOLATED: 500,
+  CLI_USAGE: 400,
+  CLI_STORE_UNAVAILABLE: 503,
+  CLI_WORKFLOW_MODULE: 400,
 };
 
 /** The status for `error`: its code's, or 500 for an error without a Skein code. */

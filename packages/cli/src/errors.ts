@@ -5,13 +5,23 @@
  */
 import { SkeinError } from '@skein/workflow-runtime';
 
+/** Stable codes of the errors of this package, by class (without the `Error` suffix). */
+export const CliErrorCodes = {
+  Usage: 'CLI_USAGE',
+  StoreUnavailable: 'CLI_STORE_UNAVAILABLE',
+  WorkflowModule: 'CLI_WORKFLOW_MODULE',
+} as const;
+
+/** One of {@link CliErrorCodes}. */
+export type CliErrorCode = (typeof CliErrorCodes)[keyof typeof CliErrorCodes];
+
 /** Exit codes of `skein`: scripts may rely on them. */
 export const ExitCodes = { ok: 0, failure: 1, usage: 2 } as const;
 
 /** Base class of the CLI's errors; `exitCode` is what the process ends with. */
 export class CliError extends SkeinError {
   constructor(
-    code: string,
+    code: CliErrorCode,
     message: string,
     readonly exitCode: 1 | 2,
     options?: { cause?: unknown },
@@ -23,7 +33,7 @@ export class CliError extends SkeinError {
 /** A flag or argument that is wrong or missing; the message says how to call it instead. */
 export class UsageError extends CliError {
   constructor(message: string, options?: { cause?: unknown }) {
-    super('CLI_USAGE', message, ExitCodes.usage, options);
+    super(CliErrorCodes.Usage, message, ExitCodes.usage, options);
   }
 }
 
@@ -34,7 +44,7 @@ export class StoreUnavailableError extends CliError {
     reason: string,
     options?: { cause?: unknown },
   ) {
-    super('CLI_STORE_UNAVAILABLE', `${target}: ${reason}`, ExitCodes.failure, options);
+    super(CliErrorCodes.StoreUnavailable, `${target}: ${reason}`, ExitCodes.failure, options);
   }
 }
 
@@ -45,6 +55,6 @@ export class WorkflowModuleError extends CliError {
     reason: string,
     options?: { cause?: unknown },
   ) {
-    super('CLI_WORKFLOW_MODULE', `--workflows ${path}: ${reason}`, ExitCodes.usage, options);
+    super(CliErrorCodes.WorkflowModule, `--workflows ${path}: ${reason}`, ExitCodes.usage, options);
   }
 }

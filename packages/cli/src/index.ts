@@ -4,6 +4,8 @@
  */
 export {
   CliError,
+  type CliErrorCode,
+  CliErrorCodes,
   ExitCodes,
   StoreUnavailableError,
   UsageError,

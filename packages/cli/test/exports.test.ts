@@ -6,6 +6,7 @@ describe('public entry points', () => {
   it('@skein/cli exports the command line, the inspector, the reads and errors with stable codes and exit codes', () => {
     expect(Object.keys(cli).sort()).toEqual([
       'CliError',
+      'CliErrorCodes',
       'ExitCodes',
       'StoreUnavailableError',
       'UsageError',
