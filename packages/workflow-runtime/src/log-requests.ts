@@ -3,7 +3,7 @@
  * inspector, a web tier): cancel an execution and send it a signal by writing the log and the
  * inbox only, never running a body. They leave exactly the log that `runtime.cancel` or a
  * resume leaves when its process dies right after the write, so the nodes that run the
- * workflow finish the work through the paths they already have (adr/0026): a `Supervisor`
+ * workflow finish the work through the paths they already have (adr/0028): a `Supervisor`
  * claims pending work at its next tick and takes over running work once its lease lapses.
  */
 import { z } from 'zod';
