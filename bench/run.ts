@@ -1,9 +1,10 @@
 /**
- * `pnpm bench` runs every benchmark and prints markdown tables; results go to
- * bench/results/*.json. `pnpm bench:smoke` runs tiny counts only, to prove the bench works.
- * `--only a,b` runs the suites (and, in `peers` and `counts`, the engines) tagged with any of
- * the names, e.g. `--only sqlite`, `--only postgres`, `--only peers`, `--only memory`,
- * `--only sandbox`.
+ * Every benchmark: `pnpm bench` starts this file through bench/main.mjs, which points
+ * `@skein/*` at the built packages (`--src`: at their TypeScript sources). It prints markdown
+ * tables; results go to bench/results/*.json. `pnpm bench:smoke` runs tiny counts only, to
+ * prove the bench works. `--only a,b` runs the suites (and, in `peers` and `counts`, the
+ * engines) tagged with any of the names, e.g. `--only sqlite`, `--only postgres`,
+ * `--only peers`, `--only memory`, `--only sandbox`, `--only build`.
  * PostgreSQL is at SKEIN_PG_URL (default: the local server); without it the PostgreSQL parts
  * are skipped loudly, except under CI=true, where that is a failure.
  */
@@ -14,6 +15,7 @@ import { rawSqlite } from './engines/raw-sqlite.js';
 import { skeinPostgres } from './engines/skein-postgres.js';
 import { skeinSqlite } from './engines/skein-sqlite.js';
 import { report, saveResults } from './report.js';
+import { buildFullSizes, buildSmokeSizes, buildVsSrc } from './scenarios/build-vs-src.js';
 import { loadStateCost } from './scenarios/load-state-cost.js';
 import { memory } from './scenarios/memory.js';
 import { peers, peersFullSizes, peersSmokeSizes } from './scenarios/peers.js';
@@ -37,6 +39,11 @@ const only = onlyAt < 0 ? [] : (process.argv[onlyAt + 1] ?? '').split(',').filte
 const picked = (tags: readonly string[]) => only.length === 0 || tags.some((tag) => only.includes(tag));
 const suffix = smoke ? '-smoke' : '';
 const safeUrl = PG_URL.replace(/:[^:@/]*@/, ':***@');
+/** `dist` (the built packages) or `src` (`--src`), set by bench/main.mjs; plain `tsx bench/run.ts` runs `src`. */
+const mode = process.env.SKEIN_BENCH_MODE ?? 'src';
+console.error(
+  `bench: measuring the ${mode === 'dist' ? 'built packages (dist)' : 'TypeScript sources (src)'}`,
+);
 
 const unreachable = await postgresUnreachable();
 if (unreachable !== undefined && process.env.CI === 'true') {
@@ -56,8 +63,11 @@ function engines(suite: string, specs: readonly EngineSpec[]): EngineSpec[] {
   return chosen.filter((spec) => pgUp || spec.store !== 'postgres');
 }
 
+if (picked(['build'])) {
+  report(`build${suffix}`, await buildVsSrc(smoke ? buildSmokeSizes : buildFullSizes), { smoke });
+}
 if (picked(['sqlite-core', 'sqlite', 'core'])) {
-  report(`sqlite-core${suffix}`, await sqliteCore(smoke ? smokeSizes : fullSizes), { smoke });
+  report(`sqlite-core${suffix}`, await sqliteCore(smoke ? smokeSizes : fullSizes), { smoke, mode });
 }
 if (picked(['sqlite-list', 'sqlite', 'list'])) {
   report(`sqlite-list${suffix}`, await sqliteList(smoke ? listSmokeSizes : listFullSizes), { smoke });

@@ -28,7 +28,8 @@ function runChild(count: number): Promise<ChildReport> {
     ],
     {
       cwd: root,
-      env: { ...process.env, TSX_TSCONFIG_PATH: `${root}tsconfig.json` },
+      // The mode the bench runs in (src or dist, bench/main.mjs) carries over through TSX_TSCONFIG_PATH.
+      env: { TSX_TSCONFIG_PATH: `${root}tsconfig.json`, ...process.env },
       stdio: ['ignore', 'pipe', 'inherit'],
     },
   );
