@@ -12,6 +12,7 @@ import { dbos } from './engines/dbos.js';
 import type { EngineSpec } from './engines/engine.js';
 import { rawPostgres } from './engines/raw-postgres.js';
 import { rawSqlite } from './engines/raw-sqlite.js';
+import { restate, restateUnavailable } from './engines/restate.js';
 import { skeinPostgres } from './engines/skein-postgres.js';
 import { skeinSqlite } from './engines/skein-sqlite.js';
 import { report, saveResults } from './report.js';
@@ -83,6 +84,15 @@ if (picked(['postgres-core', 'postgres', 'core'])) {
   } else skipped('postgres-core');
 }
 
+/** Restate, when its server binary is installed (it ships in its npm package); loudly skipped otherwise, a failure under CI=true. */
+function restatePeer(): EngineSpec[] {
+  const why = restateUnavailable();
+  if (why === undefined) return [restate];
+  if (process.env.CI === 'true') throw new Error(`bench: Restate cannot run: ${why}`);
+  console.warn(`\n!!! bench: Restate cannot run (${why}): Restate SKIPPED !!!\n`);
+  return [];
+}
+
 const peerEngines = engines('peers', [
   rawSqlite('full', 1),
   rawSqlite('full', 100),
@@ -94,8 +104,9 @@ const peerEngines = engines('peers', [
   rawPostgres(8),
   skeinPostgres,
   dbos,
+  ...restatePeer(),
 ]);
-if (picked(['peers', 'sqlite', 'postgres', 'dbos', 'skein', 'limit']) && peerEngines.length > 0) {
+if (picked(['peers', 'sqlite', 'postgres', 'dbos', 'restate', 'skein', 'limit']) && peerEngines.length > 0) {
   const cells = await peers(peerEngines, smoke ? peersSmokeSizes : peersFullSizes);
   console.log(`\n### peers${suffix}\n\n${peerTable(cells)}`);
   report(`peers${suffix}-targets`, peerTargets(cells), { smoke, url: safeUrl });

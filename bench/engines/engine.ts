@@ -11,7 +11,7 @@ export type Shape = (typeof SHAPES)[number];
 export type Runner = (i: number) => Promise<void>;
 
 /** Which system an engine is, for the ratio columns. */
-export type EngineKind = 'skein' | 'dbos' | 'limit';
+export type EngineKind = 'skein' | 'dbos' | 'restate' | 'limit';
 
 /** An opened engine: `prepare(shape)` once per shape, then `run(i)` many times, then `close()`. */
 export interface Engine {
@@ -35,7 +35,7 @@ export interface EngineSpec {
   name: string;
   kind: EngineKind;
   /** The store it writes to; a Skein row is compared with the limit of the same store. */
-  store: 'sqlite-full' | 'sqlite-normal' | 'postgres';
+  store: 'sqlite-full' | 'sqlite-normal' | 'postgres' | 'restate';
   /** Rows one run commits (limits only: 1 for a single-row commit, 100 for a batch; default: 1). */
   rowsPerRun?: number;
   /** Filter tags for `--only`. */

@@ -32,8 +32,9 @@ function rowOf(cell: Cell, cells: readonly Cell[]): string {
     num(cell.medianMs),
     num(cell.p99Ms),
   ];
-  if (cell.kind !== 'skein') return `| ${[...cols, ...rates, '', '', '', ''].join(' | ')} |`;
+  if (cell.kind !== 'skein') return `| ${[...cols, ...rates, '', '', '', '', '', ''].join(' | ')} |`;
   const dbos = find(cells, { kind: 'dbos', shape: cell.shape });
+  const restate = find(cells, { kind: 'restate', shape: cell.shape });
   const latencyLimit = limitFor(cells, cell.store, false);
   const rateLimit = limitFor(cells, cell.store, true);
   return `| ${[
@@ -41,6 +42,8 @@ function rowOf(cell: Cell, cells: readonly Cell[]): string {
     ...rates,
     ratio(cell.medianMs, dbos?.medianMs),
     ratio(cell.perSec[50], dbos?.perSec[50]),
+    ratio(cell.medianMs, restate?.medianMs),
+    ratio(cell.perSec[50], restate?.perSec[50]),
     ratio(cell.medianMs, latencyLimit?.medianMs),
     ratio(cell.perSec[50], rateLimit?.perSec[50]),
   ].join(' | ')} |`;
@@ -49,8 +52,8 @@ function rowOf(cell: Cell, cells: readonly Cell[]): string {
 /** The markdown table of every cell. */
 export function peerTable(cells: readonly Cell[]): string {
   return [
-    '| engine | steps | median ms | p99 ms | /s c1 | /s c10 | /s c50 | /s c100 | median ÷ DBOS | c50 ÷ DBOS | median ÷ limit | c50 ÷ limit |',
-    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    '| engine | steps | median ms | p99 ms | /s c1 | /s c10 | /s c50 | /s c100 | median ÷ DBOS | c50 ÷ DBOS | median ÷ Restate | c50 ÷ Restate | median ÷ limit | c50 ÷ limit |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
     ...cells.map((cell) => rowOf(cell, cells)),
   ].join('\n');
 }
@@ -108,7 +111,37 @@ function postgresTargets(cells: readonly Cell[]): Row[] {
   ];
 }
 
-/** The issue's targets, each with its baseline from the same run. */
+/** Skein's 3-step rows against Restate in the same run (no target: a comparison). */
+function restateRows(cells: readonly Cell[]): Row[] {
+  const restate = find(cells, { kind: 'restate', shape: 3 });
+  if (restate === undefined) return [];
+  const baseline = (value: number) => ({ name: 'Restate', value });
+  return ['skein postgres', 'skein sqlite full'].flatMap((engine) => {
+    const skein = find(cells, { engine, shape: 3 });
+    if (skein === undefined) return [];
+    return [
+      {
+        metric: `${engine}: 3-step sequential latency, median`,
+        value: skein.medianMs,
+        unit: 'ms',
+        baseline: baseline(restate.medianMs),
+      },
+      {
+        metric: `${engine}: 3-step workflows/s at concurrency 50`,
+        value: skein.perSec[50]!,
+        unit: 'wf/s',
+        baseline: baseline(restate.perSec[50]!),
+      },
+    ];
+  });
+}
+
+/** The issue's targets, each with its baseline from the same run, then the rows against Restate. */
 export function peerTargets(cells: readonly Cell[]): Row[] {
-  return [...postgresTargets(cells), ...sqliteTargets(cells, 'full'), ...sqliteTargets(cells, 'normal')];
+  return [
+    ...postgresTargets(cells),
+    ...sqliteTargets(cells, 'full'),
+    ...sqliteTargets(cells, 'normal'),
+    ...restateRows(cells),
+  ];
 }
