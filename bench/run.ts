@@ -125,7 +125,7 @@ if (picked(['counts', 'sqlite', 'postgres', 'dbos', 'skein']) && countEngines.le
 }
 
 if (picked(['memory', 'sqlite'])) {
-  report(`memory${suffix}`, await memory(smoke ? 200 : 10_000), { smoke });
+  report(`memory${suffix}`, await memory(smoke ? 200 : 100_000), { smoke, mode });
 }
 if (picked(['load-state', 'sqlite'])) {
   const rows = await loadStateCost(smoke ? [100, 1000] : [100, 1000, 10_000], smoke ? 3 : 30);
