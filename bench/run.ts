@@ -28,6 +28,7 @@ import {
   postgresSmokeSizes,
   postgresUnreachable,
 } from './scenarios/postgres-core.js';
+import { postgresCpu } from './scenarios/postgres-cpu.js';
 import { sandbox, sandboxFullSizes, sandboxSmokeSizes } from './scenarios/sandbox.js';
 import { fullSizes, smokeSizes, sqliteCore } from './scenarios/sqlite-core.js';
 import { listFullSizes, listSmokeSizes, sqliteList } from './scenarios/sqlite-list.js';
@@ -80,7 +81,8 @@ if (picked(['supervision', 'sqlite'])) {
 if (picked(['postgres-core', 'postgres', 'core'])) {
   if (pgUp) {
     const rows = await postgresCore(smoke ? postgresSmokeSizes : postgresFullSizes);
-    report(`postgres-core${suffix}`, rows, { smoke, url: safeUrl });
+    rows.push(...(await postgresCpu(smoke ? 200 : 5000, PG_URL)));
+    report(`postgres-core${suffix}`, rows, { smoke, url: safeUrl, mode });
   } else skipped('postgres-core');
 }
 
