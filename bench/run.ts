@@ -33,6 +33,7 @@ import { sandbox, sandboxFullSizes, sandboxSmokeSizes } from './scenarios/sandbo
 import { fullSizes, smokeSizes, sqliteCore } from './scenarios/sqlite-core.js';
 import { listFullSizes, listSmokeSizes, sqliteList } from './scenarios/sqlite-list.js';
 import { type Counts, countPostgres, countSqlite, countsTable } from './scenarios/statement-counts.js';
+import { stepCost, stepCostFullSizes, stepCostSmokeSizes } from './scenarios/step-cost.js';
 import { supervision, supervisionFullSizes, supervisionSmokeSizes } from './scenarios/supervision.js';
 
 const smoke = process.argv.includes('--smoke');
@@ -70,6 +71,12 @@ if (picked(['build'])) {
 }
 if (picked(['sqlite-core', 'sqlite', 'core'])) {
   report(`sqlite-core${suffix}`, await sqliteCore(smoke ? smokeSizes : fullSizes), { smoke, mode });
+}
+if (picked(['step-cost', 'sqlite'])) {
+  report(`step-cost${suffix}`, await stepCost(smoke ? stepCostSmokeSizes : stepCostFullSizes), {
+    smoke,
+    mode,
+  });
 }
 if (picked(['sqlite-list', 'sqlite', 'list'])) {
   report(`sqlite-list${suffix}`, await sqliteList(smoke ? listSmokeSizes : listFullSizes), { smoke });
