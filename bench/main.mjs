@@ -9,10 +9,10 @@
  */
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const root = fileURLToPath(new URL('../', import.meta.url));
+const repoRoot = fileURLToPath(new URL('../', import.meta.url));
 /** The packages the bench imports. */
 const PACKAGES = [
   'workflow-runtime',
@@ -33,14 +33,17 @@ function newest(dir) {
   return best;
 }
 
-/** Why the built packages cannot be benchmarked, or undefined when every `dist` is there and fresh. */
-export function staleBuild() {
-  for (const name of PACKAGES) {
+/**
+ * Why the built packages under `root` cannot be benchmarked, or undefined when every `dist` is
+ * there and no file of its package's `src` is newer.
+ */
+export function staleBuild(root = repoRoot, packages = PACKAGES) {
+  for (const name of packages) {
     const dist = join(root, 'packages', name, 'dist', 'index.js');
     if (!existsSync(dist)) return `packages/${name}/dist/index.js is missing`;
     const [path, mtime] = newest(join(root, 'packages', name, 'src'));
     if (mtime > statSync(dist).mtimeMs) {
-      return `packages/${name}/dist is older than ${path.slice(root.length)}`;
+      return `packages/${name}/dist is older than ${relative(root, path)}`;
     }
   }
   return undefined;
@@ -48,7 +51,8 @@ export function staleBuild() {
 
 /** The environment that makes tsx resolve `@skein/*` to `src` (root tsconfig paths) or to `dist` (none). */
 export function modeEnv(mode) {
-  const tsconfig = mode === 'src' ? join(root, 'tsconfig.json') : join(root, 'bench', 'tsconfig.dist.json');
+  const tsconfig =
+    mode === 'src' ? join(repoRoot, 'tsconfig.json') : join(repoRoot, 'bench', 'tsconfig.dist.json');
   return { ...process.env, TSX_TSCONFIG_PATH: tsconfig, SKEIN_BENCH_MODE: mode };
 }
 
@@ -65,8 +69,8 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
       process.exit(1);
     }
   }
-  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'bench', 'run.ts'), ...args], {
-    cwd: root,
+  const child = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'bench', 'run.ts'), ...args], {
+    cwd: repoRoot,
     env: modeEnv(mode),
     stdio: 'inherit',
   });

@@ -28,7 +28,7 @@ export interface BuildSizes {
   /** Runs of each shape per child. */
   runs: number;
 }
-export const buildFullSizes: BuildSizes = { rounds: 5, runs: 1000 };
+export const buildFullSizes: BuildSizes = { rounds: 5, runs: 400 };
 export const buildSmokeSizes: BuildSizes = { rounds: 1, runs: 50 };
 
 function runChild(mode: Mode, durability: 'full' | 'normal', runs: number): Promise<ChildReport> {
