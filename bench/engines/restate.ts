@@ -75,13 +75,14 @@ function firstLine<T>(child: ChildProcess, what: string): Promise<T> {
   });
 }
 
-/** One HTTP request on `agent`; resolves with the status and the body. */
+/** One HTTP request on `agent`; resolves with the status and the body; with `timeoutMs`, rejects past it. */
 function request(
   agent: http.Agent,
   port: number,
   method: string,
   path: string,
   body?: string,
+  timeoutMs?: number,
 ): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const req = http.request(
@@ -97,6 +98,9 @@ function request(
       },
     );
     req.on('error', reject);
+    if (timeoutMs !== undefined) {
+      req.setTimeout(timeoutMs, () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
+    }
     req.end(body);
   });
 }
@@ -179,7 +183,7 @@ export const restate: EngineSpec = {
       const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
       const ready = async () => {
         await until(60, 'the admin API did not answer', async () => {
-          return (await request(agent, admin, 'GET', '/health')).status === 200;
+          return (await request(agent, admin, 'GET', '/health', undefined, 5000)).status === 200;
         });
         const registered = await request(
           agent,
@@ -187,15 +191,25 @@ export const restate: EngineSpec = {
           'POST',
           '/deployments',
           JSON.stringify({ uri: `http://127.0.0.1:${servicePort}` }),
+          30_000,
         );
         if (registered.status >= 300) {
           throw new Error(
             `bench: restate: registering the service answered ${registered.status}: ${registered.body}`,
           );
         }
-        // The ingress learns of new services shortly after the admin API has them.
+        // The ingress learns of new services shortly after the admin API has them. A service
+        // that fails every invocation (Restate retries it) leaves the request unanswered.
+        let attempt = 0;
         await until(30, 'the ingress did not run bench-steps-0', async () => {
-          const got = await request(agent, ingress, 'POST', '/bench-steps-0/ready/run', '1');
+          const got = await request(
+            agent,
+            ingress,
+            'POST',
+            `/bench-steps-0/ready-${attempt++}/run`,
+            '1',
+            5000,
+          );
           return got.status === 200 && got.body === '1';
         });
       };
