@@ -82,7 +82,11 @@ describe('RemoteWorkerRuntime under the dispatchers', () => {
       maxAttempts: 2,
       onError: (error) => late.push(error),
     });
-    const state = await dispatcher.dispatch({ executionId: 'lost-1', workflow: 'slow', input: { ms: 2_000 } });
+    const state = await dispatcher.dispatch({
+      executionId: 'lost-1',
+      workflow: 'slow',
+      input: { ms: 2_000 },
+    });
     expect(state.status).toBe('completed');
     // The first answer was lost; the second attempt got the same fence and joined the run.
     expect(attempts).toEqual(['fence 1: RemoteTimeoutError', 'fence 1: completed']);
