@@ -9,7 +9,8 @@ export {
   LocalErrorCodes,
   SupervisorTickError,
 } from './errors.js';
-export { type LeaseExpiredOptions, leaseExpired } from './lease-expired.js';
+/** Re-exported from `@skein/workflow-runtime`, where the runtime's in-process maintenance uses it too. */
+export { type LeaseExpiredOptions, leaseExpired } from '@skein/workflow-runtime';
 export { LocalDispatcher, type LocalDispatcherOptions } from './local-dispatcher.js';
 export { LocalWorkerRuntime, type LocalWorkerRuntimeOptions } from './local-worker-runtime.js';
 export { SupervisingDispatcher, type SupervisingDispatcherOptions } from './supervising-dispatcher.js';

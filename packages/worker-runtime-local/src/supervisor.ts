@@ -8,12 +8,12 @@ import {
   type ExecutionSummary,
   executionLeaseKey,
   InvalidInputError,
+  leaseExpired,
   type Runtime,
   type Stores,
   walkExecutions,
 } from '@skein/workflow-runtime';
 import { SupervisorTickError } from './errors.js';
-import { leaseExpired } from './lease-expired.js';
 import { SupervisorWakeups, type WakeupSource } from './supervisor-wakeups.js';
 import { deadLetterReason, TickFailures } from './tick-failures.js';
 
@@ -96,6 +96,8 @@ export class Supervisor {
   /** When the leader last walked the running executions (`performance.now()`). */
   private lastRecovery = Number.NEGATIVE_INFINITY;
   private leading = false;
+  /** Settles once the runtime's own maintenance is off: this supervisor does that work now. */
+  private readonly handedOver: Promise<void>;
 
   constructor(options: SupervisorOptions) {
     this.runtime = options.runtime;
@@ -115,6 +117,7 @@ export class Supervisor {
       deadlineMs: this.deadlineMs,
     });
     this.owner = this.runtime.leaseOwner;
+    this.handedOver = this.runtime.stopMaintenance();
     this.wakeups =
       options.wakeups === undefined
         ? undefined
@@ -146,6 +149,7 @@ export class Supervisor {
       deadLettered: [],
       errors: this.settledErrors.splice(0),
     };
+    await this.phase('turn the runtime\'s own maintenance off', report, () => this.handedOver);
     report.leader = await this.phase('claim the leader lease', report, () => this.lead());
     this.leading = report.leader;
     if (report.leader)

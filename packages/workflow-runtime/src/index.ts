@@ -78,6 +78,7 @@ export {
   wellFormed,
 } from './ids.js';
 export { type ExecutionListItem, type ListPage, type ListQuery, listExecutions } from './inspection.js';
+export { type LeaseExpiredOptions, leaseExpired } from './lease-expired.js';
 export {
   DEFAULT_LEASE_TTL_MS,
   ExecutionLeases,
@@ -86,6 +87,7 @@ export {
   type LeaseOptions,
 } from './leases.js';
 export { DEFAULT_LIST_LIMIT, listLimit } from './list-limit.js';
+export type { MaintenanceOptions, MaintenancePass } from './maintenance.js';
 export { loadState, readHistory, toEnvelope } from './load-state.js';
 export {
   type DeliveredSignal,

@@ -16,7 +16,7 @@ export interface RecoverAbandonedOptions {
   /**
    * Required, no default: which executions are abandoned. A live owner's execution taken over
    * by mistake runs its in-flight step twice, so only the caller can say what "abandoned"
-   * means (`leaseExpired(stores)` from `@skein/worker-runtime-local` is a ready one).
+   * means (`leaseExpired(stores)` is a ready one).
    */
   isAbandoned: AbandonedPredicate;
   /** Candidates to consider (default: every `pending`/`running` execution, paged by id). */

@@ -4,6 +4,7 @@ import type { ErrorClass } from './errors.js';
 import type { ExecutionState } from './fold.js';
 import { executionIdSchema, nameSchema } from './ids.js';
 import type { LeaseOptions } from './leases.js';
+import type { MaintenanceOptions } from './maintenance.js';
 import type { RuntimeObserver } from './observers.js';
 import type { Stores } from './spi.js';
 import type { AnyWorkflow } from './workflow.js';
@@ -34,6 +35,17 @@ export interface RuntimeOptions {
    * (default: off; `Supervisor` and worker setups turn it on). See `docs/supervision.md`.
    */
   lease?: LeaseOptions;
+  /**
+   * In-process maintenance, so a restarted process picks its work back up with no
+   * `Supervisor`: right after creation and then every `intervalMs`, due timers fire, pending
+   * executions run, and running ones whose lease expired (their process died) are taken over,
+   * each claimed in the stores first so processes sharing them never run one twice. It keeps
+   * execution leases (`lease`, default TTL) so this runtime's own long runs are not taken
+   * over. On by default for workflows this runtime runs; `false` for a process that leaves the
+   * work to `Supervisor`s elsewhere (a `Supervisor` given this runtime turns it off itself).
+   * See `docs/supervision.md` (default: `{ intervalMs: 1_000, concurrency: 10 }`).
+   */
+  maintenance?: MaintenanceOptions | false;
   /**
    * How often a parent waiting in `ctx.child` re-checks its child, should the child's wake-up
    * be lost (a crash between the child's end and the wake-up): the bound on how late the

@@ -24,6 +24,12 @@ import { type ListPage, type ListQuery, listExecutions } from './inspection.js';
 import { DEFAULT_LEASE_TTL_MS, ExecutionLeases } from './leases.js';
 import { loadState, readHistory, saveSnapshot } from './load-state.js';
 import { LogWriter } from './log-writer.js';
+import {
+  Maintenance,
+  type MaintenanceOptions,
+  type MaintenancePass,
+  maintenanceOptionsSchema,
+} from './maintenance.js';
 import { Observers } from './observers.js';
 import { lostResumeRace, resumeFence } from './resume-fence.js';
 import type { RunFeatures } from './run-features.js';
@@ -93,6 +99,8 @@ export class Runtime {
   private readonly tenant: string | undefined;
   /** The observers, or undefined when there are none (then nothing is recorded for them). */
   private readonly observers: Observers | undefined;
+  /** The in-process maintenance, or undefined when it is off (adr/0042). */
+  private maintenance: Maintenance | undefined;
 
   constructor(options: RuntimeOptions) {
     this.stores = options.stores;
@@ -110,7 +118,16 @@ export class Runtime {
     this.wakeTimers = new WakeTimers(this.clock, (executionId) => this.wake(executionId), this.onError);
     this.leaseOwner = options.lease?.owner ?? this.nodeId;
     assertName(this.leaseOwner, 'createRuntime options', 'lease.owner');
-    this.leaseTtlMs = options.lease === undefined ? undefined : (options.lease.ttlMs ?? DEFAULT_LEASE_TTL_MS);
+    const maintenance = parseWith<MaintenanceOptions | false | undefined>(
+      maintenanceOptionsSchema.optional(),
+      options.maintenance,
+      'createRuntime options',
+      'maintenance',
+    );
+    const maintains = maintenance !== false && options.workflows.length > 0;
+    // Maintenance takes over runs whose lease expired, so its runtime keeps leases of its own.
+    this.leaseTtlMs =
+      options.lease === undefined && !maintains ? undefined : (options.lease?.ttlMs ?? DEFAULT_LEASE_TTL_MS);
     this.leases =
       this.leaseTtlMs === undefined
         ? undefined
@@ -128,6 +145,44 @@ export class Runtime {
         : new Observers([...options.observers], this.onError);
     this.features = this.featureDeps(options.childRecheckMs ?? 60_000, maxPendingSignalsOf(options));
     this.runFeatures = runFeatures(this.features);
+    if (maintains) this.startMaintenance(maintenance ?? {});
+  }
+
+  private startMaintenance(options: MaintenanceOptions): void {
+    this.maintenance = new Maintenance(
+      {
+        stores: this.stores,
+        owner: this.leaseOwner,
+        ttlMs: this.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS,
+        clock: this.clock,
+        onError: this.onError,
+        runs: (name) => this.registry.has(name),
+        running: (id) => this.active.has(id),
+        execute: ({ executionId, workflow }) => this.execute({ executionId, workflow }),
+        wake: (id) => this.wake(id, { claimed: true }),
+      },
+      options,
+    );
+    this.maintenance.start();
+  }
+
+  /**
+   * Run one pass of the in-process maintenance now (due timers, pending work, expired
+   * leases), or resolve with nothing done when it is off. The passes run by themselves; this
+   * is for a start-up script that wants to know what was picked up.
+   */
+  async maintain(): Promise<MaintenancePass | null> {
+    return this.maintenance === undefined ? null : this.maintenance.runOnce();
+  }
+
+  /**
+   * Turn the in-process maintenance off for good (a `Supervisor` does so when given this
+   * runtime). Resolves once the pass in progress has ended; runs it started go on.
+   */
+  async stopMaintenance(): Promise<void> {
+    const maintenance = this.maintenance;
+    this.maintenance = undefined;
+    await maintenance?.stop({ waitForRuns: false });
   }
 
   /** The registered definition of `workflow` at `version` (default: newest). */
@@ -383,6 +438,7 @@ export class Runtime {
 
   /** Stop wake-up timers and wait for runs in progress to settle. The stores stay open. */
   async close(): Promise<void> {
+    await this.maintenance?.stop({ waitForRuns: true });
     this.closed = true;
     this.wakeTimers.clear();
     await Promise.allSettled([...this.active.values()]);

@@ -1,11 +1,7 @@
 /** The ready predicate for `recoverAbandoned`: an execution whose lease expired (adr/0006). */
-import {
-  type AbandonedPredicate,
-  DEFAULT_LEASE_TTL_MS,
-  type ExecutionSummary,
-  executionLeaseKey,
-  type Stores,
-} from '@skein/workflow-runtime';
+import { DEFAULT_LEASE_TTL_MS, executionLeaseKey } from './leases.js';
+import type { AbandonedPredicate } from './recover-abandoned.js';
+import type { ExecutionSummary, Stores } from './spi.js';
 
 /** Options of {@link leaseExpired}. */
 export interface LeaseExpiredOptions {
