@@ -222,7 +222,7 @@ describe('Supervisor tick', () => {
     expect(report.deadLettered).toEqual(['a-poison']);
     const log = await db.stores.events.read('a-poison');
     expect(log.map((e) => e.type)).toEqual(['EXECUTION_STARTED', 'EXECUTION_DEAD_LETTERED']);
-    const runtimeReader = h.runtime({ stores: db.stores, workflows });
+    const runtimeReader = h.runtime({ stores: db.stores, workflows, maintenance: false });
     const ended = (await runtimeReader.history('a-poison'))[1]!.payload as EndedPayload;
     expect(ended.reason).toMatch(
       /^supervisor tick: run of a claimed pending execution of execution "a-poison"/,
@@ -350,7 +350,7 @@ describe('Supervisor leader lease', () => {
 
   it('L7: a runtime without leases, or bad options, are refused with the field named', () => {
     const db = h.db();
-    const runtime: Runtime = h.runtime({ stores: db.stores, workflows });
+    const runtime: Runtime = h.runtime({ stores: db.stores, workflows, maintenance: false });
     expect(() => new Supervisor({ runtime, stores: db.stores })).toThrow(InvalidInputError);
     expect(() => new Supervisor({ runtime, stores: db.stores })).toThrow(
       /runtime: must keep execution leases/,

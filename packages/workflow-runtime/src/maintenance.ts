@@ -15,7 +15,7 @@ import type { ExecutionSummary, Stores } from './spi.js';
 
 /** Options of the in-process maintenance (`createRuntime({ maintenance })`). */
 export interface MaintenanceOptions {
-  /** Pause between passes, in ms; must be below the lease TTL (default: 1 000). */
+  /** Pause between passes, in ms; must be below the lease TTL (default: 1 000, or a third of a shorter TTL). */
   intervalMs?: number;
   /** Executions this runtime takes from a pass at once: claims, recoveries, due timers (default: 10). */
   concurrency?: number;
@@ -71,7 +71,7 @@ export class Maintenance {
     private readonly deps: MaintenanceDeps,
     options: MaintenanceOptions,
   ) {
-    this.intervalMs = options.intervalMs ?? 1_000;
+    this.intervalMs = options.intervalMs ?? Math.max(1, Math.min(1_000, Math.floor(deps.ttlMs / 3)));
     this.concurrency = options.concurrency ?? 10;
     if (this.intervalMs >= deps.ttlMs)
       throw new InvalidInputError('createRuntime options', [
