@@ -62,6 +62,8 @@ async function nextCall(context: DriveContext, current: ExecutionState | null): 
     snapshotEvery: context.snapshotEvery,
     nodeId: `testkit-node-${nodes}`,
     onError: context.onError,
+    // Each call here is one node's recovery, counted and crashed at will: no background passes.
+    maintenance: false,
   });
   try {
     if (current === null || current.status !== 'suspended') {

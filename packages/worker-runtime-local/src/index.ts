@@ -2,6 +2,9 @@
  * @skein/worker-runtime-local: the in-process worker runtime, the dispatchers and the
  * durable `Supervisor` (timers, lease expiry, recovery, dead-letter).
  */
+
+/** Re-exported from `@skein/workflow-runtime`, where the runtime's in-process maintenance uses it too. */
+export { type LeaseExpiredOptions, leaseExpired } from '@skein/workflow-runtime';
 export { CircuitBreaker, type CircuitOptions, type CircuitState } from './circuit-breaker.js';
 export {
   LeaseMismatchError,
@@ -9,8 +12,6 @@ export {
   LocalErrorCodes,
   SupervisorTickError,
 } from './errors.js';
-/** Re-exported from `@skein/workflow-runtime`, where the runtime's in-process maintenance uses it too. */
-export { type LeaseExpiredOptions, leaseExpired } from '@skein/workflow-runtime';
 export { LocalDispatcher, type LocalDispatcherOptions } from './local-dispatcher.js';
 export { LocalWorkerRuntime, type LocalWorkerRuntimeOptions } from './local-worker-runtime.js';
 export { SupervisingDispatcher, type SupervisingDispatcherOptions } from './supervising-dispatcher.js';

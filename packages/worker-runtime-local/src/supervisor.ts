@@ -149,7 +149,7 @@ export class Supervisor {
       deadLettered: [],
       errors: this.settledErrors.splice(0),
     };
-    await this.phase('turn the runtime\'s own maintenance off', report, () => this.handedOver);
+    await this.phase("turn the runtime's own maintenance off", report, () => this.handedOver);
     report.leader = await this.phase('claim the leader lease', report, () => this.lead());
     this.leading = report.leader;
     if (report.leader)

@@ -87,7 +87,6 @@ export {
   type LeaseOptions,
 } from './leases.js';
 export { DEFAULT_LIST_LIMIT, listLimit } from './list-limit.js';
-export type { MaintenanceOptions, MaintenancePass } from './maintenance.js';
 export { loadState, readHistory, toEnvelope } from './load-state.js';
 export {
   type DeliveredSignal,
@@ -96,6 +95,7 @@ export {
   type LogRequestOptions,
   requestCancel,
 } from './log-requests.js';
+export type { MaintenanceOptions, MaintenancePass } from './maintenance.js';
 export {
   MemoryEventStore,
   type MemoryEventStoreOptions,

@@ -73,7 +73,7 @@ export class Maintenance {
   ) {
     this.intervalMs = options.intervalMs ?? Math.max(1, Math.min(1_000, Math.floor(deps.ttlMs / 3)));
     this.concurrency = options.concurrency ?? 10;
-    if (this.intervalMs >= deps.ttlMs)
+    if (options.intervalMs !== undefined && this.intervalMs >= deps.ttlMs)
       throw new InvalidInputError('createRuntime options', [
         {
           path: 'maintenance.intervalMs',
@@ -92,6 +92,11 @@ export class Maintenance {
     const next = this.pass.then(() => this.passOnce());
     this.pass = next.catch(() => undefined);
     return next;
+  }
+
+  /** The work this maintenance is doing on `executionId`, if any: settles when it ends (never rejects). */
+  working(executionId: string): Promise<void> | undefined {
+    return this.inFlight.get(executionId);
   }
 
   /** Stop the passes and wait for the pass in progress (and, when `waitForRuns`, the runs it started). */
@@ -131,13 +136,18 @@ export class Maintenance {
     if (this.free() <= 0) return;
     const { stores, owner, ttlMs, clock } = this.deps;
     const due = await stores.timers.claimDue({ now: clock(), limit: this.free(), owner, claimTtlMs: ttlMs });
+    // Launched at once, so a `runtime.wake` of the same execution finds this work and waits.
     for (const id of new Set(due.map((timer) => timer.executionId))) {
       if (this.inFlight.has(id) || this.deps.running(id)) continue;
-      const summary = await stores.events.getExecution(id);
-      if (summary === null || !this.deps.runs(summary.workflow)) continue;
-      this.launch(id, 'wake-up for a due timer', () => this.deps.wake(id), false);
+      this.launch(id, 'wake-up for a due timer', () => this.wakeIfRun(id), false);
       done.woken.push(id);
     }
+  }
+
+  /** Wake `id` unless its workflow is not one this runtime runs (its claim lapses for a node that does). */
+  private async wakeIfRun(id: string): Promise<void> {
+    const summary = await this.deps.stores.events.getExecution(id);
+    if (summary !== null && this.deps.runs(summary.workflow)) await this.deps.wake(id);
   }
 
   /**
@@ -157,7 +167,8 @@ export class Maintenance {
         this.deps.onError(error, `maintenance: claim of execution "${id}"`);
         continue;
       }
-      const phase = status === 'pending' ? 'run of a claimed pending execution' : 'recovery of an expired lease';
+      const phase =
+        status === 'pending' ? 'run of a claimed pending execution' : 'recovery of an expired lease';
       this.launch(id, phase, () => this.deps.execute(summary), true);
       into.push(id);
     }

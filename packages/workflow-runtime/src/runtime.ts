@@ -158,7 +158,10 @@ export class Runtime {
         onError: this.onError,
         runs: (name) => this.registry.has(name),
         running: (id) => this.active.has(id),
-        execute: ({ executionId, workflow }) => this.execute({ executionId, workflow }),
+        execute: ({ executionId, workflow }) => {
+          this.assertOpen();
+          return this.executeParsed({ executionId, workflow }, {});
+        },
         wake: (id) => this.wake(id, { claimed: true }),
       },
       options,
@@ -235,6 +238,13 @@ export class Runtime {
   async execute(request: ExecuteRequest, options: ExecuteOptions = {}): Promise<ExecutionState> {
     this.assertOpen();
     const parsed = parseWith(executeRequestSchema, request, 'execute request', 'request');
+    // The maintenance is taking this one over already: a second takeover here would fence it out.
+    await this.maintenance?.working(parsed.executionId);
+    return this.executeParsed(parsed, options);
+  }
+
+  /** `execute` of a parsed request (the maintenance's own takeovers come straight here). */
+  private async executeParsed(parsed: ExecuteRequest, options: ExecuteOptions): Promise<ExecutionState> {
     // The common call passes no options: skip their parse on the hot path.
     const { fence, startOnly } =
       options.fence === undefined && options.startOnly === undefined
@@ -321,6 +331,7 @@ export class Runtime {
    */
   async wake(executionId: string, options: { claimed?: boolean } = {}): Promise<ExecutionState | null> {
     assertExecutionId(executionId, 'wake');
+    if (options.claimed !== true) await this.maintenance?.working(executionId);
     const current = await this.loadState(executionId);
     if (current === null || current.status !== 'suspended') return current;
     const now = this.clock();
@@ -329,7 +340,13 @@ export class Runtime {
     if (options.claimed !== true) {
       const claims = { now, owner: this.nodeId, claimTtlMs: TIMER_CLAIM_TTL_MS };
       const won = await Promise.all(due.map((timer) => this.stores.timers.claim(timer.timerId, claims)));
-      if (!won.includes(true)) return current;
+      if (!won.includes(true)) {
+        // This runtime's maintenance claimed them: its resume is the one; report where it ended.
+        const maintained = this.maintenance?.working(executionId);
+        if (maintained === undefined) return current;
+        await maintained;
+        return (await this.loadState(executionId)) ?? current;
+      }
     }
     return this.continueExecution(current);
   }

@@ -50,7 +50,8 @@ export async function recoverCommand(stores: Stores, options: RecoverOptions, io
     return 0;
   }
   const workflows = await loadWorkflows(options.workflows!);
-  const runtime = createRuntime({ stores, workflows, lease: { ttlMs } });
+  // This command is the recovery pass: the runtime's own maintenance would race it.
+  const runtime = createRuntime({ stores, workflows, lease: { ttlMs }, maintenance: false });
   const bar =
     io.isTTY && options.json !== true
       ? new SingleBar({ format: 'recover [{bar}] {value}/{total} {id}' })
