@@ -9,6 +9,7 @@ export {
 } from './append-checks.js';
 export type { CancelResult } from './cancellation.js';
 export { defaultChildId } from './child-call.js';
+export { Client, type ClientOptions, createClient } from './client.js';
 export {
   assertPayloadSize,
   Codec,

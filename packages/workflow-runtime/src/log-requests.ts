@@ -11,6 +11,7 @@ import type { CancelResult } from './cancellation.js';
 import { assertPayloadSize, DEFAULT_MAX_PAYLOAD_BYTES, encode } from './codec.js';
 import { ExecutionFinishedError, ExecutionNotFoundError } from './errors.js';
 import { type EventType, isTerminalStatus } from './events.js';
+import type { ExecutionState } from './fold.js';
 import { MAX_EXECUTION_ID_LENGTH, newId } from './ids.js';
 import { loadState } from './load-state.js';
 import { resumeFence } from './resume-fence.js';
@@ -131,10 +132,25 @@ export async function deliverSignal(
     return { signalId, accepted: false, handedOver: false, waitingFor };
   await stores.signals.send({ signalId, executionId: id, name: signalName, payload: text, sentAt: clock() });
   if (!waitingFor.includes(signalName)) return { signalId, accepted: true, handedOver: false, waitingFor };
+  const handedOver = await handOverResumed(stores, state, `signal "${signalName}" arrived`, clock);
+  return { signalId, accepted: true, handedOver, waitingFor };
+}
+
+/**
+ * Record `EXECUTION_RESUMED` for a suspended execution under its newest fence (no new one,
+ * adr/0016), handing it to the nodes that run it: running with no holder, it is taken over once
+ * its lease lapses. False when a node resumed it first (it reads the inbox itself).
+ */
+export async function handOverResumed(
+  stores: Pick<Stores, 'events'>,
+  state: ExecutionState,
+  reason: string,
+  clock: () => number,
+): Promise<boolean> {
   const fence = await resumeFence(stores.events, state);
   try {
     await stores.events.append({
-      executionId: id,
+      executionId: state.executionId,
       workflow: state.workflow,
       expectedSeq: state.sequence + 1,
       fence,
@@ -142,15 +158,14 @@ export async function deliverSignal(
         {
           envelopeId: newId(),
           type: 'EXECUTION_RESUMED',
-          payload: encode({ reason: `signal "${signalName}" arrived`, fence }),
+          payload: encode({ reason, fence }),
           recordedAt: clock(),
         },
       ],
     });
-    return { signalId, accepted: true, handedOver: true, waitingFor };
+    return true;
   } catch (error) {
-    // A node resumed it first (it reads the inbox itself): the signal is in good hands.
-    if (isRace(error)) return { signalId, accepted: true, handedOver: false, waitingFor };
+    if (isRace(error)) return false;
     throw error;
   }
 }

@@ -45,6 +45,12 @@ export interface FeatureDeps {
   /** Write seq 0 of a child and run it here; 'exists' when another start won seq 0. */
   startChild(definition: AnyWorkflow, childId: string, input: unknown, parentId: string): Promise<unknown>;
   cancel(executionId: string, reason: string): Promise<unknown>;
+  /**
+   * A client's way to hand a suspended execution that waits for a signal now in its inbox to the
+   * nodes that run work, instead of resuming it here (undefined in a runtime that executes).
+   * True when it recorded the hand-over.
+   */
+  handOffSignal?: (state: ExecutionState, name: string) => Promise<boolean>;
 }
 
 /** The `RunFeatures` every run of a runtime shares. */

@@ -102,7 +102,11 @@ export class Runtime {
   /** The in-process maintenance, or undefined when it is off (adr/0042). */
   private maintenance: Maintenance | undefined;
 
-  constructor(options: RuntimeOptions) {
+  /**
+   * @param options see {@link RuntimeOptions}
+   * @param client set by `createClient` only: how a signal is handed to the nodes that run work
+   */
+  constructor(options: RuntimeOptions, client?: Pick<FeatureDeps, 'handOffSignal'>) {
     this.stores = options.stores;
     this.tenant = storesTenant(options.stores);
     this.registry = new WorkflowRegistry(options.workflows);
@@ -143,7 +147,10 @@ export class Runtime {
       options.observers === undefined || options.observers.length === 0
         ? undefined
         : new Observers([...options.observers], this.onError);
-    this.features = this.featureDeps(options.childRecheckMs ?? 60_000, maxPendingSignalsOf(options));
+    this.features = {
+      ...this.featureDeps(options.childRecheckMs ?? 60_000, maxPendingSignalsOf(options)),
+      ...client,
+    };
     this.runFeatures = runFeatures(this.features);
     if (maintains) this.startMaintenance(maintenance ?? {});
   }

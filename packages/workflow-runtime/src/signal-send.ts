@@ -84,6 +84,13 @@ export async function sendSignal(
   );
   if (outcome === 'inbox-full')
     throw new SignalInboxFullError(executionId, request.name, deps.maxPendingSignals);
+  if (deps.handOffSignal !== undefined) {
+    const handedOff = outcome === 'sent' && state.awaiting?.signals.includes(request.name) === true;
+    if (handedOff) await deps.handOffSignal(state, request.name);
+    return outcome === 'duplicate'
+      ? duplicateOf(signalId)
+      : { signalId, accepted: true, duplicate: false, woke: false };
+  }
   if (outcome === 'duplicate') {
     // A retry whose first send landed but did not wake the execution (it failed after the
     // write) wakes it now; resumeIfArrived writes nothing unless a waited-for signal is there.

@@ -1,0 +1,169 @@
+/**
+ * A client: starts, signals, cancels and reads executions without ever running a workflow
+ * body, for a process (a web tier) next to the nodes that run work (adr/0043). What it writes
+ * is what those nodes already pick up: seq 0 of a `pending` execution (claimed by a
+ * `Supervisor` or a runtime's maintenance), a signal in the inbox, a cancellation request.
+ */
+import { z } from 'zod';
+import type { CancelResult } from './cancellation.js';
+import type { ErrorClass } from './errors.js';
+import type { Envelope } from './events.js';
+import type { ExecutionState } from './fold.js';
+import type { ListPage, ListQuery } from './inspection.js';
+import { handOverResumed, requestCancel } from './log-requests.js';
+import { Runtime, type StartOptions, type WorkflowHandle } from './runtime.js';
+import type { SignalOptions, SignalResult } from './signal-send.js';
+import type { Stores } from './spi.js';
+import { type AnyWorkflow, parseWith, type WorkflowDefinition } from './workflow.js';
+
+/** Options of {@link createClient}. */
+export interface ClientOptions {
+  stores: Stores;
+  /**
+   * The workflows it starts, and whose signals it checks before sending (default: none; then
+   * `start` refuses every workflow and `signal` refuses with `UnknownWorkflowError`).
+   */
+  workflows?: readonly AnyWorkflow[];
+  /** Error classes recorded errors come back as, besides the workflows' (default: none). */
+  errors?: readonly ErrorClass[];
+  /** Milliseconds since the epoch (default: `Date.now`). */
+  clock?: () => number;
+  /** Largest encoded payload of one event in bytes (default: 1 MiB). */
+  maxPayloadBytes?: number;
+  /** Most signals one execution may have waiting in its inbox (default: 10 000). */
+  maxPendingSignals?: number;
+  /**
+   * How a signal reaches an execution suspended waiting for it. `'notify'`: the inbox only;
+   * the store's notification (`stores.wakeups`, PostgreSQL) makes the leader `Supervisor`
+   * resume it within moments, so the supervisors must be given `wakeups`. `'log'`: also record
+   * `EXECUTION_RESUMED`, and the execution is taken over once its lease lapses, by any node
+   * with a supervisor or maintenance (default: `'notify'` when `stores` has `wakeups`, else
+   * `'log'`).
+   */
+  signalHandOff?: 'notify' | 'log';
+}
+
+const handOffSchema = z.enum(['notify', 'log']).optional();
+
+/**
+ * Starts, signals, cancels and reads executions; never runs a workflow body. See
+ * {@link createClient}.
+ */
+export class Client {
+  readonly stores: Stores;
+  private readonly runtime: Runtime;
+  private readonly clock: () => number;
+  private readonly maxPayloadBytes: number | undefined;
+
+  constructor(options: ClientOptions) {
+    this.stores = options.stores;
+    this.clock = options.clock ?? Date.now;
+    this.maxPayloadBytes = options.maxPayloadBytes;
+    const handOff =
+      parseWith(handOffSchema, options.signalHandOff, 'createClient options', 'signalHandOff') ??
+      ('wakeups' in options.stores ? 'notify' : 'log');
+    const { signalHandOff: _, ...rest } = options;
+    this.runtime = new Runtime(
+      { ...rest, workflows: options.workflows ?? [], maintenance: false },
+      {
+        handOffSignal: (state, name) =>
+          handOff === 'notify'
+            ? Promise.resolve(false)
+            : handOverResumed(this.stores, state, `signal "${name}" arrived`, this.clock),
+      },
+    );
+  }
+
+  /**
+   * Write seq 0 and leave the execution `pending` for a node that runs `workflow` (a client
+   * never runs it). Refuses bad input before anything is written; an id that exists returns a
+   * handle to it.
+   * @example
+   * const handle = await client.start(order, { sku: 'a', qty: 1 }, { executionId: 'order-42' });
+   */
+  start<In, Out, Raw>(
+    workflow: WorkflowDefinition<In, Out, Raw>,
+    input: Raw,
+    options: StartOptions = {},
+  ): Promise<WorkflowHandle<Out>> {
+    return this.runtime.enqueue(workflow, input, options);
+  }
+
+  /** The same as {@link Client.start}: on a client, every start is an enqueue. */
+  enqueue<In, Out, Raw>(
+    workflow: WorkflowDefinition<In, Out, Raw>,
+    input: Raw,
+    options: StartOptions = {},
+  ): Promise<WorkflowHandle<Out>> {
+    return this.runtime.enqueue(workflow, input, options);
+  }
+
+  /**
+   * Send signal `name`: checked against the workflow's declared schema and refused before
+   * anything is written like `runtime.signal`, then put in the inbox and handed to the nodes
+   * that run work (`signalHandOff`); `woke` is always false, since nothing runs here.
+   */
+  signal(
+    executionId: string,
+    name: string,
+    payload: unknown,
+    options: SignalOptions = {},
+  ): Promise<SignalResult> {
+    return this.runtime.signal(executionId, name, payload, options);
+  }
+
+  /**
+   * Record a cancellation request (`CANCEL_REQUESTED` under a fresh fence); the node that next
+   * runs the execution ends it `EXECUTION_CANCELLED`. A finished execution is left alone.
+   */
+  cancel(executionId: string, reason: string): Promise<CancelResult> {
+    return requestCancel(this.stores, executionId, reason, {
+      clock: this.clock,
+      maxPayloadBytes: this.maxPayloadBytes,
+    });
+  }
+
+  /** The folded state of an execution; null if none. */
+  loadState(executionId: string): Promise<ExecutionState | null> {
+    return this.runtime.loadState(executionId);
+  }
+
+  /** The log of an execution, decoded, in seq order. */
+  history(executionId: string): Promise<Envelope[]> {
+    return this.runtime.history(executionId);
+  }
+
+  /** A page of executions ordered by id, filtered by status and workflow. */
+  list(query: ListQuery = {}): Promise<ListPage> {
+    return this.runtime.list(query);
+  }
+
+  /** A handle on an execution by id: `result()` polls the log until it ends. */
+  handle<Out = unknown>(executionId: string): WorkflowHandle<Out> {
+    return this.runtime.handle<Out>(executionId);
+  }
+
+  /** Wait for the execution to end; resolve with its output or reject with `ExecutionFailedError`. */
+  result<Out = unknown>(executionId: string): Promise<Out> {
+    return this.runtime.result<Out>(executionId);
+  }
+
+  /** Refuse further calls. The stores stay open. */
+  close(): Promise<void> {
+    return this.runtime.close();
+  }
+}
+
+/**
+ * A client over `stores`: start, enqueue, signal, cancel and read executions; it never runs a
+ * workflow body, so a web tier needs none of the workflows' dependencies beyond their
+ * definitions.
+ * @example
+ * const client = createClient({ stores: await openPostgresStores({ url }), workflows: [order] });
+ * await client.start(order, { sku: 'a', qty: 1 }, { executionId: 'order-42' });
+ * await client.signal('order-42', 'approve', true);
+ * console.log(await client.handle('order-42').result());
+ */
+export function createClient(options: ClientOptions): Client {
+  return new Client(options);
+}
