@@ -35,6 +35,7 @@ export const ErrorCodes = {
   TenantScope: 'TENANT_SCOPE',
   DuplicateWorkflow: 'DUPLICATE_WORKFLOW',
   InvalidErrorClass: 'INVALID_ERROR_CLASS',
+  ExecutionInputMismatch: 'EXECUTION_INPUT_MISMATCH',
 } as const;
 
 /** One of {@link ErrorCodes}. */
@@ -488,6 +489,25 @@ export class TenantScopeError extends SkeinError {
   }
 }
 
+/**
+ * A strict start (`start(workflow, input, { executionId, strict: true })`) found the execution
+ * already started with another input: it refuses instead of returning the old execution.
+ * Nothing was written.
+ */
+export class ExecutionInputMismatchError extends SkeinError {
+  constructor(
+    readonly executionId: string,
+    readonly workflow: string,
+  ) {
+    super(
+      ErrorCodes.ExecutionInputMismatch,
+      `execution "${executionId}" of workflow "${workflow}" already exists with a different input; ` +
+        'a strict start refuses it (start under another id, or without strict to get the existing one); ' +
+        'nothing was written',
+    );
+  }
+}
+
 /** A class whose instances are errors, whatever its constructor takes. */
 export type ErrorClass = abstract new (...args: never) => Error;
 
@@ -525,6 +545,7 @@ export const ErrorClassesByCode: { readonly [C in ErrorCode]: ErrorClass } = {
   [ErrorCodes.InvalidErrorClass]: InvalidErrorClassError,
   [ErrorCodes.InvalidAppend]: InvalidAppendError,
   [ErrorCodes.TenantScope]: TenantScopeError,
+  [ErrorCodes.ExecutionInputMismatch]: ExecutionInputMismatchError,
 };
 
 const MAX_CAUSE_DEPTH = 16;

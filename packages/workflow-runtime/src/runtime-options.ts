@@ -94,6 +94,12 @@ export interface ExecuteRequest {
 export interface StartOptions {
   /** Id of the execution (default: a new ULID). Starting an id that exists returns a handle to it. */
   executionId?: string;
+  /**
+   * Refuse with `ExecutionInputMismatchError` when `executionId` already exists with another
+   * input, instead of returning a handle to the old execution (default: false). Inputs are
+   * compared as the workflow's schema parses them, as recorded.
+   */
+  strict?: boolean;
 }
 
 /** A handle on one execution. */
@@ -113,6 +119,11 @@ export const executeRequestSchema = z.object({
 });
 
 export { executionIdSchema };
+
+export const startOptionsSchema = z.object({
+  executionId: executionIdSchema.optional(),
+  strict: z.boolean().optional(),
+});
 
 export const executeOptionsSchema = z.object({
   fence: z.number().int().nonnegative().optional(),

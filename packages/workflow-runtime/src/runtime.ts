@@ -11,6 +11,7 @@ import { checkedErrorClasses, ErrorClassRegistry } from './error-classes.js';
 import {
   ExecutionAlreadyExistsError,
   ExecutionFailedError,
+  ExecutionInputMismatchError,
   ExecutionNotFoundError,
   RuntimeClosedError,
   StartFencedOutError,
@@ -49,8 +50,10 @@ import {
   executionIdSchema,
   type RuntimeOptions,
   type StartOptions,
+  startOptionsSchema,
   type WorkflowHandle,
 } from './runtime-options.js';
+import { sameRecordedValue } from './same-value.js';
 import { maxPendingSignalsOf, type SignalOptions, type SignalResult, sendSignal } from './signal-send.js';
 import type { Stores, Timer } from './spi.js';
 import { assertUnscopedMayCreate, crossesTenant, storesTenant } from './tenancy.js';
@@ -229,13 +232,21 @@ export class Runtime {
     run: boolean,
   ): Promise<WorkflowHandle<Out>> {
     const executionId = this.prepareStart(workflow, options);
-    await this.bootstrapWithRetry(
-      this.registry.get(workflow.name, workflow.version),
-      executionId,
-      input,
-      run,
-    );
+    const definition = this.registry.get(workflow.name, workflow.version);
+    const begun = await this.bootstrapWithRetry(definition, executionId, input, run);
+    if (begun === 'exists' && options.strict === true)
+      await this.assertSameInput(definition, executionId, input);
     return this.handle<Out>(executionId);
+  }
+
+  /** A strict start of an existing id: its recorded input must be the one given (adr/0044). */
+  private async assertSameInput(definition: AnyWorkflow, executionId: string, input: unknown): Promise<void> {
+    const parsed = parseWith(definition.input, input, `input of workflow "${definition.name}"`, 'input');
+    const [first] = await this.stores.events.read(executionId, 0, 1);
+    if (first === undefined) return; // the start that won seq 0 is not durable yet: nothing to compare
+    const recorded = this.codec.decode<StartedPayload>(first.payload).input;
+    if (!sameRecordedValue(this.codec.encode(recorded), this.codec.encode(parsed)))
+      throw new ExecutionInputMismatchError(executionId, definition.name);
   }
 
   /**
@@ -487,6 +498,7 @@ export class Runtime {
   private prepareStart(workflow: AnyWorkflow, options: StartOptions): string {
     this.assertOpen();
     this.registry.get(workflow.name, workflow.version);
+    if (options.strict !== undefined) parseWith(startOptionsSchema, options, 'start options', 'options');
     return options.executionId === undefined
       ? newId()
       : parseWith(executionIdSchema, options.executionId, 'executionId', 'executionId');
