@@ -6,6 +6,12 @@ import type { Schema, WorkflowDefinition } from './workflow.js';
 export interface StepInfo {
   /** 1 for the first attempt. */
   attempt: number;
+  /**
+   * True when this attempt started before and its outcome was never recorded (its process died
+   * or was fenced out mid-step): the side effect may have happened once already. An
+   * idempotency key of `executionId`, step and attempt stays the same across such re-runs.
+   */
+  rerun: boolean;
   /** Aborted when the attempt passes its `timeoutMs`. */
   signal: AbortSignal;
   executionId: string;

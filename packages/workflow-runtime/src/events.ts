@@ -182,6 +182,11 @@ export interface TimerFiredPayload {
 export interface TakeoverPayload {
   reason: string;
   fence: number;
+  /**
+   * On `EXECUTION_RECOVERED`: true when the execution was `pending` (enqueued work claimed by a
+   * node, not a dead owner's run recovered), so counters can tell claims from recoveries.
+   */
+  claimed?: boolean;
 }
 
 /** Payload of `EXECUTION_SUSPENDED`. */

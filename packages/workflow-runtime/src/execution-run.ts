@@ -125,7 +125,8 @@ export class ExecutionRun implements WorkflowContext {
       if (record.wakeAt > this.host.clock()) return this.block(record.wakeAt, record.timerId);
       this.fireTimer(record.timerId, position);
     }
-    return this.attemptStep(position, name, fn, options, (record?.failures ?? 0) + 1);
+    const rerun = record?.status === 'started';
+    return this.attemptStep(position, name, fn, options, (record?.failures ?? 0) + 1, rerun);
   }
 
   sleep(name: string, ms: number): Promise<void> {
@@ -218,6 +219,7 @@ export class ExecutionRun implements WorkflowContext {
     fn: (info: StepInfo) => T | Promise<T>,
     options: StepOptions,
     attempt: number,
+    rerun = false,
   ): Promise<T> {
     let retry: { wakeAt: number; timerId: string };
     this.inFlight += 1;
@@ -225,7 +227,7 @@ export class ExecutionRun implements WorkflowContext {
       this.writer.record('STEP_STARTED', { position, name, attempt }, `start of step "${name}"`);
       await this.writer.flush();
       try {
-        const output = await this.invoke(name, fn, options.timeoutMs, attempt);
+        const output = await this.invoke(name, fn, options.timeoutMs, attempt, rerun);
         this.assertUsable();
         const state = this.writer.record(
           'STEP_COMPLETED',
@@ -250,11 +252,12 @@ export class ExecutionRun implements WorkflowContext {
     fn: (info: StepInfo) => T | Promise<T>,
     timeoutMs: number | undefined,
     attempt: number,
+    rerun: boolean,
   ): Promise<T> {
     if (timeoutMs === undefined)
-      return await fn({ attempt, signal: neverAborted, executionId: this.executionId });
+      return await fn({ attempt, rerun, signal: neverAborted, executionId: this.executionId });
     const controller = new AbortController();
-    const info: StepInfo = { attempt, signal: controller.signal, executionId: this.executionId };
+    const info: StepInfo = { attempt, rerun, signal: controller.signal, executionId: this.executionId };
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {

@@ -75,8 +75,13 @@ export interface RuntimeObserver {
   readonly payloads?: boolean;
   /** Seq 0 is durable (a start, an enqueue, a child's start). */
   executionStarted?(e: ObservedExecution & { parentId?: string; input?: unknown }): void;
-  /** A pending or running execution was taken over here with a new fence (`EXECUTION_RECOVERED`). */
+  /**
+   * A running execution (its owner gone) was taken over here with a new fence
+   * (`EXECUTION_RECOVERED`). A claim of pending work is `executionClaimed`, not this.
+   */
   executionRecovered?(e: ObservedExecution & { reason: string }): void;
+  /** Pending work (enqueued, or never run) was claimed and is run here (`EXECUTION_RECOVERED` with `claimed`). */
+  executionClaimed?(e: ObservedExecution & { reason: string }): void;
   /** A suspended execution was resumed here (`EXECUTION_RESUMED`). */
   executionResumed?(e: ObservedExecution & { reason: string }): void;
   /** The execution suspended: on timers (`wakeAt`), signals or children. */
@@ -171,7 +176,10 @@ export class Observers {
           ...(o.payloads === true ? { input: p.input } : {}),
         }));
       case 'EXECUTION_RECOVERED':
-        return this.emit('executionRecovered', () => ({ ...base, reason: String(p.reason) }));
+        return this.emit(p.claimed === true ? 'executionClaimed' : 'executionRecovered', () => ({
+          ...base,
+          reason: String(p.reason),
+        }));
       case 'EXECUTION_RESUMED':
         return this.emit('executionResumed', () => ({ ...base, reason: String(p.reason) }));
       case 'CANCEL_REQUESTED':

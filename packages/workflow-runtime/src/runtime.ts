@@ -589,7 +589,11 @@ export class Runtime {
     const writer = this.writer(current.executionId, current.workflow, fence, takeoverSeq, current);
     writer.record(
       resumed ? 'EXECUTION_RESUMED' : 'EXECUTION_RECOVERED',
-      { reason: resumed ? 'a timer is due' : `taken over from status ${current.status}`, fence },
+      {
+        reason: resumed ? 'a timer is due' : `taken over from status ${current.status}`,
+        fence,
+        ...(current.status === 'pending' ? { claimed: true } : {}),
+      },
       'takeover',
     );
     try {
