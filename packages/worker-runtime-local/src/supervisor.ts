@@ -35,7 +35,13 @@ export interface SupervisorOptions {
   clock?: () => number;
   /** Key of the leader lease (default: `supervisor:leader`). */
   leaderKey?: string;
-  /** Where `start()` reports tick errors (default: `console.error`). */
+  /**
+   * Where the supervisor reports what it cannot throw to a caller (default: `console.error`):
+   * each failed `start()` tick (`SupervisorTickError`, context `supervisor tick`), each
+   * execution's failure in a tick (context `supervisor tick: execution "<id>"`), wake-up
+   * subscription errors. Called synchronously; a throw from it goes to `console.error` and the
+   * supervisor goes on. See docs/supervision.md#onerror.
+   */
   onError?: (error: unknown, context: string) => void;
   /**
    * Notifications that cut the wait short (`stores.wakeups` of `@skein/store-postgres`): a new
@@ -108,7 +114,9 @@ export class Supervisor {
     this.deadlineMs = options.tickFailureDeadlineMs ?? 300_000;
     this.clock = options.clock ?? Date.now;
     this.leaderKey = options.leaderKey ?? 'supervisor:leader';
-    this.onError = options.onError ?? ((error, context) => console.error(`skein: ${context}:`, error));
+    this.onError = guarded(
+      options.onError ?? ((error, context) => console.error(`skein: ${context}:`, error)),
+    );
     validate({
       runtime: this.runtime,
       ttlMs: this.ttlMs,
@@ -401,6 +409,22 @@ export class Supervisor {
       this.settledErrors.push([id, error]);
     }
   }
+}
+
+/**
+ * `onError` as the supervisor calls it: a handler that throws is reported to `console.error`
+ * with what it was handed, and the supervisor goes on (a throw would otherwise end the loop).
+ */
+function guarded(
+  onError: (error: unknown, context: string) => void,
+): (error: unknown, context: string) => void {
+  return (error, context) => {
+    try {
+      onError(error, context);
+    } catch (thrown) {
+      console.error(`skein: the supervisor's onError threw while reporting ${context}:`, thrown, error);
+    }
+  };
 }
 
 function validate(s: {

@@ -6,7 +6,7 @@ import {
   InvalidInputError,
   type Runtime,
 } from '@skein/workflow-runtime';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import {
   count,
@@ -362,5 +362,41 @@ describe('Supervisor leader lease', () => {
     expect(
       () => new Supervisor({ runtime: leased, stores: db.stores, tickIntervalMs: 10, concurrency: 0 }),
     ).toThrow(/concurrency/);
+  });
+});
+
+describe('Supervisor onError', () => {
+  it('an onError that throws does not stop start(): failed ticks are reported and later ticks still claim work', async () => {
+    const db = h.db();
+    const events = new PoisonEventStore(db.stores.events);
+    const stores = withEvents(db.stores, events);
+    const runtime = h.runtime({ stores, workflows, lease: { ttlMs: TTL } });
+    const reported: string[] = [];
+    const supervisor = new Supervisor({
+      runtime,
+      stores,
+      leaseTtlMs: TTL,
+      tickIntervalMs: 20,
+      onError: (_error, context) => {
+        reported.push(context);
+        throw new Error('a broken error handler');
+      },
+    });
+    events.failListing = 2;
+    const quiet = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    try {
+      supervisor.start();
+      await expect.poll(() => reported.filter((c) => c === 'supervisor tick').length).toBe(2);
+      await runtime.enqueue(quick, {}, { executionId: 'after-throw' });
+      await expect.poll(async () => (await runtime.loadState('after-throw'))?.status).toBe('completed');
+      expect(quiet).toHaveBeenCalledWith(
+        "skein: the supervisor's onError threw while reporting supervisor tick:",
+        expect.any(Error),
+        expect.any(SupervisorTickError),
+      );
+    } finally {
+      await supervisor.stop();
+      quiet.mockRestore();
+    }
   });
 });
