@@ -32,7 +32,8 @@ export interface RuntimeOptions {
   /**
    * Keep a lease per running execution in `stores.leases` (key `execution:<id>`), renewed by
    * a timer while the run lasts, so a supervisor on any node can tell a dead owner's work
-   * (default: off; `Supervisor` and worker setups turn it on). See `docs/supervision.md`.
+   * (default: on with a TTL of 30 000 while `maintenance` is on; off with `maintenance: false`
+   * and no `lease`). See `docs/supervision.md`.
    */
   lease?: LeaseOptions;
   /**
