@@ -67,7 +67,11 @@ describe.each(backings)('runtime.deadLetter over %s', (_name, open) => {
       get: (key) => stores.leases.get(key),
       release: () => Promise.reject(new Error('lease store down')),
     };
-    const runtime = h.runtime({ stores: { ...stores, leases }, workflows: [stuck, running], maintenance: false });
+    const runtime = h.runtime({
+      stores: { ...stores, leases },
+      workflows: [stuck, running],
+      maintenance: false,
+    });
     await runtime.enqueue(running, {}, { executionId: 'pending-1' });
     expect(await runtime.deadLetter('pending-1', 'supervisor tick: gave up')).toBe(true);
     expect(types(await runtime.history('pending-1'))).toEqual([
