@@ -9,6 +9,7 @@ import { wireExecutionId } from './execution-id.js';
 import { type Answer, failureAnswer } from './failure-answer.js';
 import type { InFlightRuns } from './in-flight.js';
 import type { WorkerLogger } from './options.js';
+import type { Reply } from './signed-server.js';
 import { executeRequestSchema, leaseRequestSchema, Paths, WireCodes } from './wire.js';
 
 /** A route a request target names. */
@@ -20,7 +21,7 @@ export type Route =
   | { kind: 'unknown' };
 
 /** An answer with a body already encoded (the codec's JSON). */
-export type Reply = Answer | { status: 200; text: string };
+export type { Reply } from './signed-server.js';
 
 /** What the routes act on. */
 export interface RouteDeps {
