@@ -10,6 +10,10 @@ export const HttpErrorCodes = {
   RemoteTimeout: 'REMOTE_TIMEOUT',
   RemoteUnreachable: 'REMOTE_UNREACHABLE',
   RemoteProtocol: 'REMOTE_PROTOCOL',
+  ExecutorState: 'EXECUTOR_STATE',
+  ExecutorUnavailable: 'EXECUTOR_UNAVAILABLE',
+  ExecutorRunRefused: 'EXECUTOR_RUN_REFUSED',
+  RetainedRunInspection: 'RETAINED_RUN_INSPECTION',
 } as const;
 
 /** One of {@link HttpErrorCodes}. */
@@ -79,6 +83,76 @@ export class RemoteProtocolError extends SkeinError {
     super(
       HttpErrorCodes.RemoteProtocol,
       `execution "${executionId}": unexpected answer from ${url}: ${reason}`,
+      options,
+    );
+  }
+}
+
+/**
+ * A state directory that belongs to another executor id or was written by another
+ * `packageVersion` (E6): refused before anything is written, so no run is resumed by code
+ * that did not accept it.
+ */
+export class ExecutorStateError extends SkeinError {
+  constructor(
+    readonly stateDir: string,
+    /** `executor_id` or `package_version`. */
+    readonly field: string,
+    readonly stored: string,
+    readonly given: string,
+  ) {
+    super(
+      HttpErrorCodes.ExecutorState,
+      `state directory ${stateDir} holds ${field} "${stored}"; this executor has "${given}"`,
+    );
+  }
+}
+
+/** No executor holds a live session the hub could hand the execution to (or the hub closed). */
+export class ExecutorUnavailableError extends SkeinError {
+  constructor(
+    readonly executionId: string,
+    readonly reason: string,
+  ) {
+    super(HttpErrorCodes.ExecutorUnavailable, `execution "${executionId}": ${reason}`);
+  }
+}
+
+/** The hub will not hand the execution to an executor (it has progress in the central log). */
+export class ExecutorRunRefusedError extends SkeinError {
+  constructor(
+    readonly executionId: string,
+    readonly reason: string,
+  ) {
+    super(
+      HttpErrorCodes.ExecutorRunRefused,
+      `execution "${executionId}" cannot run on an executor: ${reason}`,
+    );
+  }
+}
+
+/** Why an inspection of a retained run gave no answer; never a stand-in for ABSENT. */
+export type InspectionFailure =
+  | 'not-connected'
+  | 'not-current-session'
+  | 'malformed-id'
+  | 'oversized-field'
+  | 'read-failed'
+  | 'shutdown'
+  | 'gave-up';
+
+/** `inspectRetainedRun` could not read the executor's answer: the reason says which way. */
+export class RetainedRunInspectionError extends SkeinError {
+  constructor(
+    readonly executorId: string,
+    readonly executionId: string,
+    readonly reason: InspectionFailure,
+    readonly detail: string,
+    options?: { cause?: unknown },
+  ) {
+    super(
+      HttpErrorCodes.RetainedRunInspection,
+      `inspection of "${executionId}" on executor "${executorId}" failed (${reason}): ${detail}`,
       options,
     );
   }

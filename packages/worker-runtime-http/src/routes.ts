@@ -114,7 +114,7 @@ async function state(rawId: string, deps: RouteDeps): Promise<Reply> {
 }
 
 /** The body decoded (codec JSON) and checked against `schema`, or a 400 listing the fields. */
-function parseBody<T>(body: Buffer, schema: z.ZodType<T>): { value: T } | Answer {
+export function parseBody<T>(body: Buffer, schema: z.ZodType<T>): { value: T } | Answer {
   let value: unknown;
   try {
     value = decode(body.toString('utf8'));
@@ -132,7 +132,7 @@ function parseBody<T>(body: Buffer, schema: z.ZodType<T>): { value: T } | Answer
   );
 }
 
-function invalid(issues: { path: string; message: string }[]): Answer {
+export function invalid(issues: { path: string; message: string }[]): Answer {
   return { status: 400, body: { error: 'invalid request', code: WireCodes.InvalidRequest, issues } };
 }
 

@@ -28,6 +28,12 @@ export const WireCodes = {
   UnsupportedMediaType: 'unsupported_media_type',
   Busy: 'busy',
   Internal: 'internal',
+  SessionUnknown: 'session_unknown',
+  SessionRevoked: 'session_revoked',
+  SessionExpired: 'session_expired',
+  SessionReplaced: 'session_replaced',
+  NotYourRun: 'not_your_run',
+  UnknownRun: 'unknown_run',
 } as const;
 
 /** An error answer: plain data, never a class instance (STYLE 4). */
