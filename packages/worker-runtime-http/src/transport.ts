@@ -18,6 +18,8 @@ export interface SignedRequest {
   /** Encoded JSON body of a POST. */
   body?: string;
   executionId: string;
+  /** Give up early when aborted (reported as unreachable). */
+  signal?: AbortSignal;
 }
 
 /** The answer's status and text. */
@@ -36,7 +38,8 @@ export async function send(endpoint: Endpoint, request: SignedRequest): Promise<
     accept: 'application/json',
   };
   if (request.method === 'POST') headers['content-type'] = 'application/json';
-  const signal = AbortSignal.timeout(endpoint.timeoutMs);
+  const timeout = AbortSignal.timeout(endpoint.timeoutMs);
+  const signal = request.signal === undefined ? timeout : AbortSignal.any([timeout, request.signal]);
   try {
     const response = await fetch(url, {
       method: request.method,
@@ -46,7 +49,7 @@ export async function send(endpoint: Endpoint, request: SignedRequest): Promise<
     });
     return { status: response.status, text: await response.text() };
   } catch (error) {
-    if (signal.aborted) throw new RemoteTimeoutError(request.executionId, url.origin, endpoint.timeoutMs);
+    if (timeout.aborted) throw new RemoteTimeoutError(request.executionId, url.origin, endpoint.timeoutMs);
     throw new RemoteUnreachableError(request.executionId, url.origin, { cause: error });
   }
 }

@@ -225,7 +225,8 @@ export class RetainedStore {
   deliverable(limit: number, busy: ReadonlySet<string>): RetainedRow[] {
     const rows: RetainedRow[] = [];
     const statement = this.db.prepare<[], Row>(
-      'SELECT * FROM executor_runs WHERE outcome IS NOT NULL AND refused IS NULL ORDER BY chosen_at, execution_id',
+      'SELECT * FROM executor_runs WHERE outcome IS NOT NULL AND refused IS NULL AND hub_incarnation IS NOT NULL ' +
+        'AND session_id IS NOT NULL ORDER BY chosen_at, execution_id',
     );
     for (const row of statement.iterate()) {
       if (busy.has(runKey(row.execution_id, row.fence))) continue;
