@@ -1,0 +1,94 @@
+/** Runs on an executor end to end, over real HTTP on loopback and real SQLite files (E1, E2, E3). */
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { defineWorkflow } from '@skein/workflow-runtime';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { executorArena } from './support/executors.js';
+import { until } from './support/worker.js';
+
+const render = defineWorkflow({
+  name: 'render',
+  input: z.object({ frame: z.number().int() }),
+  run: async (ctx, { frame }) => ctx.step('draw', () => `frame-${frame}`),
+});
+
+const broken = defineWorkflow({
+  name: 'broken',
+  input: z.object({}),
+  run: async () => {
+    throw new Error('the renderer crashed');
+  },
+});
+
+function rows(stateDir: string): Record<string, unknown>[] {
+  const db = new Database(join(stateDir, 'executor.db'), { readonly: true });
+  try {
+    return db.prepare('SELECT * FROM executor_runs ORDER BY execution_id').all() as Record<string, unknown>[];
+  } finally {
+    db.close();
+  }
+}
+
+describe('runs on an executor', () => {
+  const arena = executorArena();
+
+  it('E2: a result is retained, reported under the binding that accepted the run, and the ack releases the row', async () => {
+    const central = await arena.hub([render]);
+    const retained: { row: Record<string, unknown>; centralStatus: string | undefined }[] = [];
+    const executor = arena.executor(central.url, [render], {
+      onRetained: async ({ executionId }) => {
+        const [row] = rows(join(arena.dir(), 'exec-a')).filter((r) => r.execution_id === executionId);
+        retained.push({ row: row!, centralStatus: (await central.runtime.loadState(executionId))?.status });
+      },
+    });
+    const report = await executor.start();
+    expect(report).toMatchObject({ quarantined: 0, unreconciled: 0, incarnation: central.hub.incarnation });
+    const state = await central.dispatcher.dispatch({ executionId: 'render-1', workflow: 'render', input: { frame: 7 } });
+    expect(state.status).toBe('completed');
+    expect(state.output).toBe('frame-7');
+    const log = await central.runtime.history('render-1');
+    expect(log.map((e) => e.type)).toEqual(['EXECUTION_STARTED', 'EXECUTION_COMPLETED']);
+    expect(log[1]!.fence).toBe(log[0]!.fence);
+    // Retained first, under the binding that accepted it, while the central log was still open.
+    expect(retained).toHaveLength(1);
+    expect(retained[0]!.centralStatus).toBe('pending');
+    expect(retained[0]!.row).toMatchObject({
+      fence: log[0]!.fence,
+      outcome: 'completed',
+      result: '"frame-7"',
+      exit_code: 0,
+      hub_incarnation: report.incarnation,
+      session_id: report.sessionId,
+    });
+    await until(() => rows(executor.stateDir).length === 0);
+  });
+
+  it('E3: a failed workflow is retained with exit code 1 and its message, and recorded as the central failure', async () => {
+    const central = await arena.hub([broken]);
+    const executor = arena.executor(central.url, [broken], {
+      onRetained: ({ executionId, fence }) => {
+        const [row] = rows(join(arena.dir(), 'exec-a')).filter((r) => r.execution_id === executionId && r.fence === fence);
+        seen.push(row!);
+      },
+    });
+    const seen: Record<string, unknown>[] = [];
+    await executor.start();
+    const state = await central.dispatcher.dispatch({ executionId: 'broken-1', workflow: 'broken', input: {} });
+    expect(state.status).toBe('failed');
+    expect((state.error as Error).message).toBe('the renderer crashed');
+    expect(seen).toHaveLength(1);
+    expect(seen[0]).toMatchObject({
+      outcome: 'failed',
+      exit_code: 1,
+      exit_message: 'the renderer crashed',
+      attempts: 0,
+      refused: null,
+      hub_incarnation: central.hub.incarnation,
+      session_id: executor.session?.sessionId,
+    });
+    expect(seen[0]!.started_at).toBeTypeOf('number');
+    expect(seen[0]!.chosen_at).toBeTypeOf('number');
+    await until(() => rows(executor.stateDir).length === 0);
+  });
+});
