@@ -1,7 +1,7 @@
 /** Runs on an executor end to end, over real HTTP on loopback and real SQLite files (E1, E2, E3). */
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { defineWorkflow } from '@skein/workflow-runtime';
+import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { executorArena } from './support/executors.js';
@@ -44,7 +44,11 @@ describe('runs on an executor', () => {
     });
     const report = await executor.start();
     expect(report).toMatchObject({ quarantined: 0, unreconciled: 0, incarnation: central.hub.incarnation });
-    const state = await central.dispatcher.dispatch({ executionId: 'render-1', workflow: 'render', input: { frame: 7 } });
+    const state = await central.dispatcher.dispatch({
+      executionId: 'render-1',
+      workflow: 'render',
+      input: { frame: 7 },
+    });
     expect(state.status).toBe('completed');
     expect(state.output).toBe('frame-7');
     const log = await central.runtime.history('render-1');
@@ -68,13 +72,19 @@ describe('runs on an executor', () => {
     const central = await arena.hub([broken]);
     const executor = arena.executor(central.url, [broken], {
       onRetained: ({ executionId, fence }) => {
-        const [row] = rows(join(arena.dir(), 'exec-a')).filter((r) => r.execution_id === executionId && r.fence === fence);
+        const [row] = rows(join(arena.dir(), 'exec-a')).filter(
+          (r) => r.execution_id === executionId && r.fence === fence,
+        );
         seen.push(row!);
       },
     });
     const seen: Record<string, unknown>[] = [];
     await executor.start();
-    const state = await central.dispatcher.dispatch({ executionId: 'broken-1', workflow: 'broken', input: {} });
+    const state = await central.dispatcher.dispatch({
+      executionId: 'broken-1',
+      workflow: 'broken',
+      input: {},
+    });
     expect(state.status).toBe('failed');
     expect((state.error as Error).message).toBe('the renderer crashed');
     expect(seen).toHaveLength(1);

@@ -105,7 +105,26 @@ async function poll(body: Buffer, deps: HubDeps): Promise<Reply> {
 async function report(body: Buffer, deps: HubDeps): Promise<Reply> {
   const parsed = parseBody(body, reportSchema);
   if ('status' in parsed) return parsed;
-  const reported = parsed.value;
+  const reply = await judge(parsed.value, deps);
+  const { executionId, fence, binding, session, executorId } = parsed.value;
+  const outcome =
+    'text' in reply
+      ? (JSON.parse(reply.text) as { duplicate: boolean }).duplicate
+        ? 'duplicate'
+        : 'settled'
+      : reply.body.code;
+  deps.logger.info('result reported', {
+    executorId,
+    executionId,
+    fence,
+    binding,
+    reporter: session,
+    outcome,
+  });
+  return reply;
+}
+
+async function judge(reported: Report, deps: HubDeps): Promise<Reply> {
   const session = deps.sessions.check(reported.executorId, reported.session);
   if (typeof session === 'string') return ended(session);
   try {
@@ -121,8 +140,7 @@ async function report(body: Buffer, deps: HubDeps): Promise<Reply> {
     if (outcome === 'not-yours')
       return notYours(reported, 'the execution was ended or taken over by another writer');
     deps.settled(reported.executionId, reported.fence);
-    const answer = { acknowledged: true, duplicate: outcome === 'duplicate' };
-    return { status: 200, text: JSON.stringify(answer) };
+    return { status: 200, text: JSON.stringify({ acknowledged: true, duplicate: outcome === 'duplicate' }) };
   } catch (error) {
     return failureAnswer(error, reported.executionId, deps.logger, 'report');
   }

@@ -10,10 +10,10 @@ import { openSqliteStores } from '@skein/store-sqlite';
 import {
   createExecutor,
   type Executor,
+  ExecutorHub,
   type ExecutorHubOptions,
   type ExecutorLogger,
   type ExecutorOptions,
-  ExecutorHub,
 } from '@skein/worker-runtime-http';
 import { LocalDispatcher } from '@skein/worker-runtime-local';
 import { type AnyWorkflow, createRuntime, type Runtime, type Stores } from '@skein/workflow-runtime';
@@ -73,7 +73,10 @@ export function executorArena() {
       const log = keptLogger();
       const hub = new ExecutorHub({ runtime, secret: SECRET, logger: log, heartbeatMs: 100, ...options.hub });
       const url = await hub.listen(options.port ?? 0, '127.0.0.1');
-      const dispatcher = new LocalDispatcher({ workers: hub, executeTimeoutMs: options.executeTimeoutMs ?? 20_000 });
+      const dispatcher = new LocalDispatcher({
+        workers: hub,
+        executeTimeoutMs: options.executeTimeoutMs ?? 20_000,
+      });
       let closed = false;
       const close = async () => {
         if (closed) return;
