@@ -2,8 +2,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { ExecutorStateError } from '@skein/worker-runtime-http';
+import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   type AcceptedRun,
@@ -125,8 +125,12 @@ describe('RetainedStore', () => {
     store.accept(accepted('r1'));
     store.close();
     expect(() => open('exec-a', '2.0.0', stateDir)).toThrow(ExecutorStateError);
-    expect(() => open('exec-a', '2.0.0', stateDir)).toThrow(/package_version "1.0.0"; this executor has "2.0.0"/);
-    expect(() => open('exec-b', '1.0.0', stateDir)).toThrow(/executor_id "exec-a"; this executor has "exec-b"/);
+    expect(() => open('exec-a', '2.0.0', stateDir)).toThrow(
+      /package_version "1.0.0"; this executor has "2.0.0"/,
+    );
+    expect(() => open('exec-b', '1.0.0', stateDir)).toThrow(
+      /executor_id "exec-a"; this executor has "exec-b"/,
+    );
     const db = new Database(join(stateDir, 'executor.db'), { readonly: true });
     const meta = db.prepare('SELECT key, value FROM executor_meta ORDER BY key').all();
     db.close();
