@@ -1,5 +1,6 @@
 /** Runs on an executor end to end, over real HTTP on loopback and real SQLite files (E1, E2, E3). */
 import { join } from 'node:path';
+import { ExecutorStateError } from '@skein/worker-runtime-http';
 import { defineWorkflow } from '@skein/workflow-runtime';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
@@ -100,5 +101,20 @@ describe('runs on an executor', () => {
     expect(seen[0]!.started_at).toBeTypeOf('number');
     expect(seen[0]!.chosen_at).toBeTypeOf('number');
     await until(() => rows(executor.stateDir).length === 0);
+  });
+
+  it('E6: an executor started on a state directory of another packageVersion is refused before it opens a session', async () => {
+    const central = await arena.hub([render]);
+    const first = arena.executor(central.url, [render], { packageVersion: '1.4.2' });
+    await first.start();
+    await first.stop();
+    const sessionsBefore = central.log.lines.filter((l) => l.message === 'executor session opened').length;
+    const upgraded = arena.executor(central.url, [render], { packageVersion: '1.5.0' });
+    await expect(upgraded.start()).rejects.toThrow(ExecutorStateError);
+    await expect(upgraded.start()).rejects.toThrow(/package_version "1.4.2"; this executor has "1.5.0"/);
+    expect(central.log.lines.filter((l) => l.message === 'executor session opened')).toHaveLength(
+      sessionsBefore,
+    );
+    expect(upgraded.session).toBeNull();
   });
 });

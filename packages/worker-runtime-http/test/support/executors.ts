@@ -71,7 +71,14 @@ export function executorArena() {
       const stores = openSqliteStores({ path: join(base(), 'central.db'), durability: 'normal' });
       const runtime = createRuntime({ stores, workflows, onError: () => undefined });
       const log = keptLogger();
-      const hub = new ExecutorHub({ runtime, secret: SECRET, logger: log, heartbeatMs: 100, ...options.hub });
+      const hub = new ExecutorHub({
+        runtime,
+        secret: SECRET,
+        logger: log,
+        heartbeatMs: 100,
+        sessionTtlMs: 3_000,
+        ...options.hub,
+      });
       const url = await hub.listen(options.port ?? 0, '127.0.0.1');
       const dispatcher = new LocalDispatcher({
         workers: hub,
