@@ -6,7 +6,7 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { executorArena } from './support/executors.js';
-import { until } from './support/worker.js';
+import { raw, until } from './support/worker.js';
 
 const render = defineWorkflow({
   name: 'render',
@@ -116,5 +116,65 @@ describe('runs on an executor', () => {
       sessionsBefore,
     );
     expect(upgraded.session).toBeNull();
+  });
+});
+
+describe('reports at the hub', () => {
+  const arena = executorArena();
+
+  it('E4: a duplicate report changes nothing at the hub; a report under another binding is refused', async () => {
+    const central = await arena.hub([render]);
+    let body = '';
+    const executor = arena.executor(central.url, [render], {
+      onRetained: ({ executionId, fence }) => {
+        const [row] = rows(join(arena.dir(), 'exec-a')).filter(
+          (r) => r.execution_id === executionId && r.fence === fence,
+        );
+        body = JSON.stringify({
+          executorId: 'exec-a',
+          session: executor.session,
+          executionId,
+          fence,
+          binding: { incarnation: row!.hub_incarnation, sessionId: row!.session_id },
+          transactionId: row!.transaction_id,
+          outcome: row!.outcome,
+          result: row!.result,
+          exitCode: row!.exit_code,
+          exitMessage: row!.exit_message,
+          chosenAt: row!.chosen_at,
+        });
+      },
+    });
+    await executor.start();
+    await central.dispatcher.dispatch({ executionId: 'render-d', workflow: 'render', input: { frame: 4 } });
+    const before = await central.runtime.history('render-d');
+    const again = await raw(central.url, { method: 'POST', path: '/v1/executor/results', body });
+    expect(again.status).toBe(200);
+    expect(JSON.parse(again.body)).toEqual({ acknowledged: true, duplicate: true });
+    const forged = JSON.parse(body) as Record<string, unknown>;
+    const wrongBinding = {
+      ...forged,
+      binding: { incarnation: central.hub.incarnation, sessionId: 'session-other' },
+    };
+    const refused = await raw(central.url, {
+      method: 'POST',
+      path: '/v1/executor/results',
+      body: JSON.stringify(wrongBinding),
+    });
+    expect(refused.status).toBe(409);
+    expect(JSON.parse(refused.body)).toMatchObject({ code: 'not_your_run', executionId: 'render-d' });
+    const unknown = await raw(central.url, {
+      method: 'POST',
+      path: '/v1/executor/results',
+      body: JSON.stringify({ ...forged, executionId: 'never-handed-out' }),
+    });
+    expect(JSON.parse(unknown.body)).toMatchObject({ code: 'unknown_run' });
+    const invalid = await raw(central.url, {
+      method: 'POST',
+      path: '/v1/executor/results',
+      body: JSON.stringify({ ...forged, fence: -1 }),
+    });
+    expect(invalid.status).toBe(400);
+    expect(await central.runtime.history('render-d')).toEqual(before);
   });
 });

@@ -1,8 +1,15 @@
 /** The public surface of @skein/worker-runtime-http: every export is there and is what it says. */
 import {
+  createExecutor,
   createHttpWorker,
   EXECUTION_ID_PATTERN,
+  ExecutorHub,
+  ExecutorPaths,
+  ExecutorRunRefusedError,
+  ExecutorStateError,
+  ExecutorUnavailableError,
   HttpErrorCodes,
+  MAX_TRANSACTION_ID_BYTES,
   MIN_SECRET_BYTES,
   NONCE_HEADER,
   Paths,
@@ -11,6 +18,7 @@ import {
   RemoteUnreachableError,
   RemoteWorkerError,
   RemoteWorkerRuntime,
+  RetainedRunInspectionError,
   SIGNATURE_HEADER,
   signRequest,
   TIMESTAMP_HEADER,
@@ -26,6 +34,10 @@ describe('@skein/worker-runtime-http exports', () => {
       new RemoteTimeoutError('e', 'http://127.0.0.1:1', 10),
       new RemoteUnreachableError('e', 'http://127.0.0.1:1'),
       new RemoteProtocolError('e', 'http://127.0.0.1:1', 'why'),
+      new ExecutorStateError('/state', 'package_version', '1.0.0', '2.0.0'),
+      new ExecutorUnavailableError('e', 'no executor holds a live session'),
+      new ExecutorRunRefusedError('e', 'it has progress in the central log'),
+      new RetainedRunInspectionError('exec-a', 'e', 'read-failed', 'disk I/O error'),
     ];
     for (const error of errors) expect(error).toBeInstanceOf(SkeinError);
     expect(errors.map((error) => error.code)).toEqual(Object.values(HttpErrorCodes));
@@ -57,5 +69,10 @@ describe('@skein/worker-runtime-http exports', () => {
     expect(headers[SIGNATURE_HEADER]).toMatch(/^v1=[0-9a-f]{64}$/);
     expect(typeof createHttpWorker).toBe('function');
     expect(typeof RemoteWorkerRuntime).toBe('function');
+    expect(typeof ExecutorHub).toBe('function');
+    expect(typeof createExecutor).toBe('function');
+    expect(ExecutorPaths.results).toBe('/v1/executor/results');
+    expect(MAX_TRANSACTION_ID_BYTES).toBe(256);
+    expect(WireCodes.NotYourRun).toBe('not_your_run');
   });
 });
