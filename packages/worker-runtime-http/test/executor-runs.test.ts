@@ -175,6 +175,16 @@ describe('reports at the hub', () => {
       body: JSON.stringify({ ...forged, fence: -1 }),
     });
     expect(invalid.status).toBe(400);
+    const unreadable = await raw(central.url, {
+      method: 'POST',
+      path: '/v1/executor/results',
+      body: JSON.stringify({ ...forged, executionId: 'render-d', result: '{not json' }),
+    });
+    expect(unreadable.status).toBe(400);
+    expect(JSON.parse(unreadable.body)).toMatchObject({
+      code: 'invalid_request',
+      issues: [{ path: 'body.result' }],
+    });
     expect(await central.runtime.history('render-d')).toEqual(before);
   });
 });

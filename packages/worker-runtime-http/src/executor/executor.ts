@@ -158,6 +158,8 @@ class RunningExecutor implements Executor {
     this.stopping = true;
     await this.current?.close('stopped');
     await this.reconnecting;
+    // A reconnect that was under way may have opened a session meanwhile: close it too.
+    await this.current?.close('stopped');
     const grace = this.options.stopGraceMs ?? 5_000;
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
@@ -217,6 +219,7 @@ class RunningExecutor implements Executor {
     while (!this.stopping && this.store !== null) {
       try {
         const session = await this.openSession();
+        if (this.stopping) return await session.close('stopped');
         const counts = this.store.counts(session.binding);
         this.logger.info('executor session reopened', {
           executorId: this.options.id,

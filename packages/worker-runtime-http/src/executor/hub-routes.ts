@@ -8,7 +8,7 @@
 import { encode, type Runtime } from '@skein/workflow-runtime';
 import { type Answer, failureAnswer } from '../failure-answer.js';
 import type { WorkerLogger } from '../options.js';
-import { parseBody } from '../routes.js';
+import { invalid, parseBody } from '../routes.js';
 import type { Reply, Routes } from '../signed-server.js';
 import { WireCodes } from '../wire.js';
 import { readBinding, settle } from './central-record.js';
@@ -142,6 +142,11 @@ async function judge(reported: Report, deps: HubDeps): Promise<Reply> {
     deps.settled(reported.executionId, reported.fence);
     return { status: 200, text: JSON.stringify({ acknowledged: true, duplicate: outcome === 'duplicate' }) };
   } catch (error) {
+    // A result the central log cannot hold is refused as invalid: sending it again cannot help.
+    const name = error instanceof Error ? error.name : '';
+    if (['PayloadTooLargeError', 'SerializationError', 'SyntaxError'].includes(name)) {
+      return invalid([{ path: 'body.result', message: (error as Error).message }]);
+    }
     return failureAnswer(error, reported.executionId, deps.logger, 'report');
   }
 }
