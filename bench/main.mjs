@@ -19,6 +19,8 @@ const PACKAGES = [
   'store-sqlite',
   'store-postgres',
   'worker-runtime-local',
+  'worker-runtime',
+  'worker-runtime-http',
   'sandbox-wasm',
 ];
 

@@ -17,6 +17,7 @@ import { skeinPostgres } from './engines/skein-postgres.js';
 import { skeinSqlite } from './engines/skein-sqlite.js';
 import { report, saveResults } from './report.js';
 import { buildFullSizes, buildSmokeSizes, buildVsSrc } from './scenarios/build-vs-src.js';
+import { executorFullSizes, executorSmokeSizes, executors } from './scenarios/executors.js';
 import { loadStateCost } from './scenarios/load-state-cost.js';
 import { memory } from './scenarios/memory.js';
 import { peers, peersFullSizes, peersSmokeSizes } from './scenarios/peers.js';
@@ -81,6 +82,10 @@ if (picked(['step-cost', 'sqlite'])) {
 if (picked(['sqlite-list', 'sqlite', 'list'])) {
   report(`sqlite-list${suffix}`, await sqliteList(smoke ? listSmokeSizes : listFullSizes), { smoke });
 }
+if (picked(['executors'])) {
+  report(`executors${suffix}`, await executors(smoke ? executorSmokeSizes : executorFullSizes), { smoke });
+}
+
 if (picked(['supervision', 'sqlite'])) {
   const rows = await supervision(smoke ? supervisionSmokeSizes : supervisionFullSizes);
   report(`supervision${suffix}`, rows, { smoke });
