@@ -64,7 +64,7 @@ describe('delivery of retained results', () => {
       workflow: 'render',
       input: { frame: 1 },
     });
-    await until(() => rows(executor.stateDir).length === 1);
+    await until(() => rows(executor.stateDir).length === 1, 15_000);
     gate.opened();
     const state = await dispatched;
     expect(state.status).toBe('completed');
@@ -75,7 +75,7 @@ describe('delivery of retained results', () => {
     expect(seen[1]).toMatchObject({ binding: revoked, outcome: 'settled' });
     expect(seen[1]!.reporter).not.toEqual(revoked);
     await terminalFenceMatchesStart(central.runtime, 'r-1');
-    await until(() => rows(executor.stateDir).length === 0);
+    await until(() => rows(executor.stateDir).length === 0, 15_000);
   });
 
   it('E3: a refusal the hub would only repeat ends delivery after one attempt and is recorded with its cause', async () => {
@@ -89,11 +89,11 @@ describe('delivery of retained results', () => {
       input: { frame: 2 },
     });
     dispatched.catch(() => undefined);
-    await until(() => rows(executor.stateDir).length === 1);
+    await until(() => rows(executor.stateDir).length === 1, 15_000);
     // Another writer ends the execution in the central log while the executor runs it.
     expect(await central.runtime.deadLetter('r-2', 'taken away for the test')).toBe(true);
     gate.opened();
-    await until(() => rows(executor.stateDir)[0]?.refused !== null);
+    await until(() => rows(executor.stateDir)[0]?.refused !== null, 15_000);
     const [row] = rows(executor.stateDir);
     expect(row).toMatchObject({
       outcome: 'completed',

@@ -69,7 +69,7 @@ describe('E5: inspecting retained runs', () => {
       input: { frame: 1 },
     });
     dispatched.catch(() => undefined);
-    await until(() => table(executor.stateDir).length === 1);
+    await until(() => table(executor.stateDir).length === 1, 15_000);
     return { central, executor };
   }
 
@@ -79,7 +79,7 @@ describe('E5: inspecting retained runs', () => {
     expect(await central.hub.inspectRetainedRun('exec-a', 'nothing-here')).toEqual({ status: 'ABSENT' });
     const before = executor.session!;
     central.hub.revokeSession('exec-a');
-    await until(() => executor.session !== null && executor.session.sessionId !== before.sessionId);
+    await until(() => executor.session !== null && executor.session.sessionId !== before.sessionId, 15_000);
     const rowsBefore = table(executor.stateDir);
     const found = await central.hub.inspectRetainedRun('exec-a', 'r-1');
     expect(found.status).toBe('FOUND');

@@ -118,7 +118,7 @@ describe('executors in real processes', () => {
       ['EXECUTION_COMPLETED', atCrash!.fence],
     ]);
     expect(draws(effects)).toEqual(['draw paint-9']);
-    await until(() => rows(stateDir).length === 0);
+    await until(() => rows(stateDir).length === 0, 15_000);
     await stop(second);
   }, 60_000);
 
@@ -155,7 +155,7 @@ describe('executors in real processes', () => {
       seen.length === 2 ? ['session_unknown'] : [],
     );
     expect(draws(effects)).toEqual(['draw paint-3']);
-    await until(() => rows(stateDir).length === 0);
+    await until(() => rows(stateDir).length === 0, 15_000);
     await stop(executor);
   }, 60_000);
 

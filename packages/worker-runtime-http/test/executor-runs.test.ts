@@ -66,7 +66,7 @@ describe('runs on an executor', () => {
       hub_incarnation: report.incarnation,
       session_id: report.sessionId,
     });
-    await until(() => rows(executor.stateDir).length === 0);
+    await until(() => rows(executor.stateDir).length === 0, 15_000);
   });
 
   it('E3: a failed workflow is retained with exit code 1 and its message, and recorded as the central failure', async () => {
@@ -100,7 +100,7 @@ describe('runs on an executor', () => {
     });
     expect(seen[0]!.started_at).toBeTypeOf('number');
     expect(seen[0]!.chosen_at).toBeTypeOf('number');
-    await until(() => rows(executor.stateDir).length === 0);
+    await until(() => rows(executor.stateDir).length === 0, 15_000);
   });
 
   it('E6: an executor started on a state directory of another packageVersion is refused before it opens a session', async () => {

@@ -76,7 +76,7 @@ export function executorArena() {
         secret: SECRET,
         logger: log,
         heartbeatMs: 100,
-        sessionTtlMs: 3_000,
+        sessionTtlMs: 10_000,
         ...options.hub,
       });
       const url = await hub.listen(options.port ?? 0, '127.0.0.1');
