@@ -55,7 +55,7 @@ export const sessionAnswerSchema = z.object({
 export const heartbeatSchema = z.strictObject(sender);
 
 /** Body of `POST /v1/executor/poll`: wait up to `waitMs` for work. */
-export const pollSchema = z.strictObject({ ...sender, waitMs: z.number().int().nonnegative().max(60_000) });
+export const pollSchema = z.strictObject({ ...sender, waitMs: z.number().int().nonnegative().max(25_000) });
 
 const transactionId = z
   .string()

@@ -44,7 +44,7 @@ export interface ExecutorOptions {
   maxPerPass?: number;
   /** A reconciliation pass starts no delivery after this long, in ms (default: 5 000). */
   passBudgetMs?: number;
-  /** How long one poll waits at the hub for work, in ms (default: 5 000). */
+  /** How long one poll waits at the hub for work, in ms, at most 25 000 (default: 5 000). */
   pollWaitMs?: number;
   /** How long one request waits for its answer, in ms (default: 10 000). */
   requestTimeoutMs?: number;
@@ -89,7 +89,7 @@ const optionsSchema = z.object({
   cleanupBudgetMs: z.number().int().positive().optional(),
   maxPerPass: z.number().int().min(1).max(32).optional(),
   passBudgetMs: z.number().int().positive().optional(),
-  pollWaitMs: z.number().int().nonnegative().max(60_000).optional(),
+  pollWaitMs: z.number().int().nonnegative().max(25_000).optional(),
   requestTimeoutMs: z.number().int().positive().optional(),
   reconnectMs: z.number().int().positive().optional(),
   stopGraceMs: z.number().int().nonnegative().optional(),
