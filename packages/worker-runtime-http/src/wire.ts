@@ -32,6 +32,7 @@ export const WireCodes = {
   SessionRevoked: 'session_revoked',
   SessionExpired: 'session_expired',
   SessionReplaced: 'session_replaced',
+  SessionClosed: 'session_closed',
   NotYourRun: 'not_your_run',
   UnknownRun: 'unknown_run',
 } as const;

@@ -89,6 +89,9 @@ interface Waiter {
 
 interface PendingInspection {
   executorId: string;
+  executionId: string;
+  /** The session the request named; only it may answer. */
+  sessionId: string;
   resolve(answer: InspectionAnswer): void;
   reject(error: Error): void;
 }
@@ -270,6 +273,8 @@ export class ExecutorHub implements WorkerRuntime {
       options.signal?.addEventListener('abort', onAbort, { once: true });
       this.inspections.set(requestId, {
         executorId,
+        executionId: id.data,
+        sessionId: session.binding.sessionId,
         resolve: (value) => {
           cleanup();
           resolve(value);
@@ -301,7 +306,9 @@ export class ExecutorHub implements WorkerRuntime {
     }
     for (const [requestId, pending] of this.inspections) {
       this.inspections.delete(requestId);
-      pending.reject(new RetainedRunInspectionError(pending.executorId, '', 'shutdown', 'the hub closed'));
+      pending.reject(
+        new RetainedRunInspectionError(pending.executorId, pending.executionId, 'shutdown', 'the hub closed'),
+      );
     }
     await closeServer(this.server, async () => {});
   }
@@ -328,6 +335,19 @@ export class ExecutorHub implements WorkerRuntime {
       why: session.ended,
       ...session.binding,
     });
+    // An inspection names its session: once that ends, nobody can answer it, taken or not.
+    for (const [requestId, pending] of this.inspections) {
+      if (pending.sessionId !== session.binding.sessionId) continue;
+      this.inspections.delete(requestId);
+      pending.reject(
+        new RetainedRunInspectionError(
+          session.executorId,
+          pending.executionId,
+          'not-connected',
+          `the session ended (${session.ended})`,
+        ),
+      );
+    }
     for (const item of untaken) {
       if (item.kind === 'run') {
         const waiter = this.waiters.get(runKey(item.executionId, item.fence));
@@ -335,17 +355,6 @@ export class ExecutorHub implements WorkerRuntime {
           new ExecutorUnavailableError(
             item.executionId,
             `the session ended (${session.ended}) before it took the run`,
-          ),
-        );
-      } else {
-        const pending = this.inspections.get(item.requestId);
-        this.inspections.delete(item.requestId);
-        pending?.reject(
-          new RetainedRunInspectionError(
-            session.executorId,
-            item.executionId,
-            'not-connected',
-            `the session ended (${session.ended})`,
           ),
         );
       }

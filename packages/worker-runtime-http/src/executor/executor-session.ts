@@ -63,9 +63,11 @@ export class ExecutorSession implements DeliveringSession {
     this.resolveFinished(code);
   }
 
-  /** End the session and join everything it runs. */
+  /** End the session and join everything it runs; a live session is closed at the hub too. */
   async close(why = 'stopped'): Promise<void> {
+    const wasLive = this.live;
     this.lost(why);
+    if (wasLive) await this.host.client.closeSession(this.sender);
     await Promise.allSettled(this.loops);
     await this.reconciler.close();
     await Promise.allSettled([...this.inspecting]);

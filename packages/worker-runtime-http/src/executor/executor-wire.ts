@@ -11,6 +11,7 @@ import { wireExecutionId } from '../execution-id.js';
 export const ExecutorPaths = {
   sessions: '/v1/executor/sessions',
   heartbeat: '/v1/executor/heartbeat',
+  close: '/v1/executor/close',
   poll: '/v1/executor/poll',
   results: '/v1/executor/results',
   inspections: '/v1/executor/inspections',

@@ -30,6 +30,7 @@ export const SESSION_ENDED = new Set<string>([
   WireCodes.SessionRevoked,
   WireCodes.SessionExpired,
   WireCodes.SessionReplaced,
+  WireCodes.SessionClosed,
 ]);
 
 /** The codes of refusals the hub would only repeat: they end delivery (E3). */
@@ -63,6 +64,15 @@ export class HubClient {
   async heartbeat(sender: Sender): Promise<string | null> {
     const answer = await this.post(ExecutorPaths.heartbeat, sender);
     return answer.status === 200 ? null : this.endedOrThrow(answer);
+  }
+
+  /** End the session at the hub (best effort: a hub that cannot be reached lets it expire). */
+  async closeSession(sender: Sender): Promise<void> {
+    try {
+      await this.post(ExecutorPaths.close, sender);
+    } catch {
+      // Unreachable or slow: the session expires at the hub after its TTL instead.
+    }
   }
 
   /** Wait for work up to `waitMs`; the code that ends the session instead of work. */

@@ -61,6 +61,8 @@ async function serveHub(route: HubRoute, body: Buffer, deps: HubDeps): Promise<R
       return openSession(body, deps);
     case 'heartbeat':
       return heartbeat(body, deps);
+    case 'close':
+      return closeSession(body, deps);
     case 'poll':
       return poll(body, deps);
     case 'results':
@@ -91,6 +93,15 @@ function heartbeat(body: Buffer, deps: HubDeps): Reply {
   const session = deps.sessions.heartbeat(parsed.value.executorId, parsed.value.session);
   if (typeof session === 'string') return ended(session);
   return { status: 200, text: JSON.stringify({ ok: true, expiresAt: session.expiresAt }) };
+}
+
+function closeSession(body: Buffer, deps: HubDeps): Reply {
+  const parsed = parseBody(body, heartbeatSchema);
+  if ('status' in parsed) return parsed;
+  const session = deps.sessions.check(parsed.value.executorId, parsed.value.session);
+  if (typeof session === 'string') return ended(session);
+  deps.sessions.close(session);
+  return { status: 200, text: JSON.stringify({ ok: true }) };
 }
 
 async function poll(body: Buffer, deps: HubDeps): Promise<Reply> {
@@ -193,6 +204,7 @@ const endedMessages: Record<SessionEnded, string> = {
   session_revoked: 'the session was revoked',
   session_expired: 'the session expired',
   session_replaced: 'the session was replaced by a newer one',
+  session_closed: 'the executor closed the session',
 };
 
 function ended(why: SessionEnded): Answer {

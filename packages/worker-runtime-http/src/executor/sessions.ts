@@ -17,7 +17,8 @@ export type SessionEnded =
   | typeof WireCodes.SessionUnknown
   | typeof WireCodes.SessionRevoked
   | typeof WireCodes.SessionExpired
-  | typeof WireCodes.SessionReplaced;
+  | typeof WireCodes.SessionReplaced
+  | typeof WireCodes.SessionClosed;
 
 /** One session of one executor. */
 export interface HubSession {
@@ -91,6 +92,11 @@ export class Sessions {
     if (session === undefined) return false;
     this.end(session, WireCodes.SessionRevoked);
     return true;
+  }
+
+  /** The executor ends its own session (it stops): what it never took is given back at once. */
+  close(session: HubSession): void {
+    if (session.ended === null) this.end(session, WireCodes.SessionClosed);
   }
 
   /** The live current session of `executorId`, if any. */
