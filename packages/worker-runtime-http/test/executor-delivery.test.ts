@@ -113,7 +113,8 @@ describe('delivery of retained results', () => {
     gate = new Gate();
     const first = await arena.hub([render]);
     const port = Number(first.url.port);
-    const executor = arena.executor(first.url, [render], { cleanupBudgetMs: 300 });
+    // A pass budget far above what 32 deliveries take, so only the count bound splits the passes.
+    const executor = arena.executor(first.url, [render], { cleanupBudgetMs: 300, passBudgetMs: 60_000 });
     await executor.start();
     const ids = Array.from({ length: 40 }, (_, i) => `frame-${String(i).padStart(2, '0')}`);
     const dispatched = ids.map((executionId, frame) =>
