@@ -142,10 +142,15 @@ describe('delivery of retained results', () => {
     expect(acknowledged.every((n) => n <= 32)).toBe(true);
     expect(acknowledged.reduce((a, b) => a + b, 0)).toBe(40);
     expect(acknowledged.length).toBeGreaterThanOrEqual(2);
+    // Each result settled once; any other report is a late attempt of the first session, which
+    // the new incarnation does not know (it only stops that delivery).
     const seen = reports(second.log.lines);
-    expect(seen).toHaveLength(40);
-    expect(new Set(seen.map((r) => r.executionId)).size).toBe(40);
-    expect(seen.every((r) => r.outcome === 'settled')).toBe(true);
+    const settled = seen.filter((r) => r.outcome === 'settled');
+    expect(settled).toHaveLength(40);
+    expect(new Set(settled.map((r) => r.executionId)).size).toBe(40);
+    expect(seen.filter((r) => r.outcome !== 'settled').every((r) => r.outcome === 'session_unknown')).toBe(
+      true,
+    );
     for (const id of ids) await terminalFenceMatchesStart(second.runtime, id);
   }, 60_000);
 });
