@@ -7,6 +7,7 @@
 import { cancellationAt } from './cancellation.js';
 import { callChild } from './child-call.js';
 import { encode } from './codec.js';
+import { Deliveries } from './deliveries.js';
 import type {
   ChildOptions,
   StepInfo,
@@ -76,6 +77,8 @@ export class ExecutionRun implements WorkflowContext {
   readonly firedTimers: string[] = [];
   /** Signals this run consumed; the runtime deletes them from the inbox once the run is durable. */
   readonly consumedSignals: string[] = [];
+  /** Hands outcomes to the body in log order (adr/0031). */
+  private readonly deliveries: Deliveries;
 
   constructor(
     private readonly host: RunHost,
@@ -85,6 +88,7 @@ export class ExecutionRun implements WorkflowContext {
     const state = this.state;
     this.executionId = state.executionId;
     this.version = state.version;
+    this.deliveries = new Deliveries(state, () => this.scheduleSuspendCheck());
   }
 
   private get state(): ExecutionState {
@@ -98,6 +102,9 @@ export class ExecutionRun implements WorkflowContext {
       (error: unknown) => ({ ok: false as const, error }),
     );
     const settled = await Promise.race([body, this.suspend]);
+    // From here on, a branch still in flight (a race's loser) records nothing and is handed nothing.
+    this.ended = true;
+    this.deliveries.stop();
     try {
       this.throwIfAborted();
       if (settled === 'suspend') return await this.suspendNow();
@@ -115,7 +122,11 @@ export class ExecutionRun implements WorkflowContext {
     }
   }
 
-  async step<T>(name: string, fn: (info: StepInfo) => T | Promise<T>, options: StepOptions = {}): Promise<T> {
+  step<T>(name: string, fn: (info: StepInfo) => T | Promise<T>, options: StepOptions = {}): Promise<T> {
+    return this.ordered(this.cursor, this.stepAt(name, fn, options));
+  }
+
+  private async stepAt<T>(name: string, fn: (info: StepInfo) => T | Promise<T>, options: StepOptions): Promise<T> {
     const { position, record } = this.next('step', name);
     if (record?.status === 'completed') return record.output as T;
     if (record?.status === 'failed') {
@@ -132,13 +143,13 @@ export class ExecutionRun implements WorkflowContext {
   sleep(name: string, ms: number): Promise<void> {
     if (!Number.isFinite(ms) || ms < 0)
       throw new RangeError(`ctx.sleep("${name}"): ms must be >= 0, got ${ms}`);
-    return this.sleepAt(name, () => this.host.clock() + ms);
+    return this.ordered(this.cursor, this.sleepAt(name, () => this.host.clock() + ms));
   }
 
   sleepUntil(name: string, until: Date | number): Promise<void> {
     const at = typeof until === 'number' ? until : until.getTime();
     if (!Number.isFinite(at)) throw new RangeError(`ctx.sleepUntil("${name}"): not a valid time`);
-    return this.sleepAt(name, () => at);
+    return this.ordered(this.cursor, this.sleepAt(name, () => at));
   }
 
   now(): Date {
@@ -159,7 +170,7 @@ export class ExecutionRun implements WorkflowContext {
   ): Promise<T | undefined>;
   waitForSignal<T = unknown>(name: string, options?: WaitForSignalOptions<T>): Promise<T>;
   waitForSignal<T = unknown>(name: string, options: WaitForSignalOptions<T> = {}): Promise<T | undefined> {
-    return waitForSignal(this.internals(), name, options);
+    return this.ordered(this.cursor, waitForSignal(this.internals(), name, options));
   }
 
   child<In, Out, Raw>(
@@ -167,7 +178,15 @@ export class ExecutionRun implements WorkflowContext {
     input: Raw,
     options: ChildOptions = {},
   ): Promise<Out> {
-    return callChild(this.internals(), workflow, input, options) as Promise<Out>;
+    return this.ordered(this.cursor, callChild(this.internals(), workflow, input, options) as Promise<Out>);
+  }
+
+  /**
+   * The outcome of the call at `position`, handed to the body in the order of the event that
+   * settled it (adr/0031); one that settled nothing (a refusal, a cancellation) at once.
+   */
+  private ordered<T>(position: number, outcome: Promise<T>): Promise<T> {
+    return this.deliveries.order(outcome, () => this.state.calls[position]?.settledSeq);
   }
 
   /** The run as the signal and child calls see it (they live in their own files). */
@@ -194,9 +213,15 @@ export class ExecutionRun implements WorkflowContext {
     try {
       return await work();
     } finally {
-      this.inFlight -= 1;
+      this.leaveFlight();
       this.assertUsable();
     }
+  }
+
+  /** One piece of work less in flight; with none left, the run may suspend if every branch waits. */
+  private leaveFlight(): void {
+    this.inFlight -= 1;
+    if (this.inFlight === 0 && this.waits.length > 0) this.scheduleSuspendCheck();
   }
 
   patched(id: string): boolean {
@@ -241,7 +266,7 @@ export class ExecutionRun implements WorkflowContext {
         retry = this.stepFailed(position, name, options, attempt, error);
       }
     } finally {
-      this.inFlight -= 1;
+      this.leaveFlight();
     }
     // Out of flight before blocking, so the execution can suspend while it waits.
     return this.block(retry.wakeAt, retry.timerId);
@@ -401,13 +426,26 @@ export class ExecutionRun implements WorkflowContext {
     return new Promise<never>(() => {});
   }
 
-  /** Suspend once nothing is in flight: every branch of the body is waiting on a timer. */
+  /**
+   * Suspend once every branch of the body waits: nothing in flight (a sibling step, an inbox
+   * read, a child's start), no outcome left to hand over, and at least one call blocked.
+   */
   private scheduleSuspendCheck(): void {
     if (this.suspendCheck) return;
     this.suspendCheck = true;
     setImmediate(() => {
       this.suspendCheck = false;
-      if (this.inFlight === 0 && this.waits.length > 0 && !this.ended) this.resolveSuspend();
+      if (this.ended || this.inFlight > 0 || this.deliveries.ready) return;
+      const stalled = this.deliveries.stalledAt;
+      if (stalled !== undefined) {
+        // Replay reached a point the first run passed only after making this call.
+        const record = this.state.calls[stalled]!;
+        this.fatal = new NonDeterminismError(this.executionId, stalled, record, {
+          kind: 'wait',
+          name: 'every branch waiting without making it',
+        });
+        this.resolveSuspend();
+      } else if (this.waits.length > 0) this.resolveSuspend();
     });
   }
 

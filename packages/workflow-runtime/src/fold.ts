@@ -45,6 +45,12 @@ export interface CallRecord {
   childId?: string;
   /** `ctx.child`: terminal status of a child that did not complete. */
   childStatus?: ExecutionStatus;
+  /**
+   * Seq of the event that settled a step, sleep, signal or child call (its outcome, a fired
+   * timer, a received signal, a settled child). A run hands outcomes to the body in this
+   * order, live and on replay (adr/0031).
+   */
+  settledSeq?: number;
 }
 
 /** A step whose output is in the log. */
@@ -142,6 +148,7 @@ export function applyEvent(state: ExecutionState | null, event: FoldableEvent): 
     return state;
   }
   applyPayload(state, event.type, event.payload);
+  markSettled(state, event.type, event.payload, event.seq);
   state.status = statusAfter(state.status, event.type);
   state.sequence = event.seq;
   state.updatedAt = at;
@@ -231,6 +238,25 @@ function applyPayload(state: ExecutionState, type: EventType, payload: unknown):
       return;
   }
 }
+
+/** The events that settle a call the body awaits (a retry's `STEP_FAILED` does not). */
+function markSettled(state: ExecutionState, type: EventType, payload: unknown, seq: number): void {
+  if (
+    type !== 'STEP_COMPLETED' &&
+    type !== 'STEP_FAILED' &&
+    type !== 'TIMER_FIRED' &&
+    type !== 'SIGNAL_RECEIVED' &&
+    type !== 'CHILD_SETTLED'
+  )
+    return;
+  const call = state.calls[(payload as { position: number }).position];
+  if (call === undefined || !AWAITED.has(call.kind)) return;
+  if (call.status === 'completed' || call.status === 'failed' || call.status === 'fired')
+    call.settledSeq ??= seq;
+}
+
+/** Calls whose outcome the body awaits; `now`, `random`, `uuid` and patches return at once. */
+const AWAITED: ReadonlySet<CallKind> = new Set<CallKind>(['step', 'sleep', 'signal', 'child']);
 
 /** `SIGNAL_RECEIVED`, `CHILD_STARTED` and `CHILD_SETTLED`: the calls of signals and children. */
 function applyFeatureCall(state: ExecutionState, type: EventType, payload: unknown): void {
