@@ -1,5 +1,11 @@
 /** Options of the crash runner, their defaults, and their validation. */
-import { type AnyWorkflow, openMemoryStores, parseWith, type Stores } from '@skein/workflow-runtime';
+import {
+  type AnyWorkflow,
+  type ExecutionState,
+  openMemoryStores,
+  parseWith,
+  type Stores,
+} from '@skein/workflow-runtime';
 import { z } from 'zod';
 import type { Effects } from './effects.js';
 import { DEFAULT_CLOCK_START } from './virtual-clock.js';
@@ -23,6 +29,17 @@ export interface CrashTestOptions {
   clockStart?: number;
   /** How far the clock jumps when a wake finds its timers claimed by the dead attempt (default: 30_000, the runtime's claim TTL). */
   claimLapseMs?: number;
+  /** Other workflows the execution starts as children; the kit drives those children too (default: none). */
+  workflows?: readonly WorkflowUnderTest[];
+  /** Signals to send, by name, when the execution suspends waiting for them; signal id = name (default: none). */
+  signals?: Readonly<Record<string, unknown>>;
+  /**
+   * Whether a recovered outcome is acceptable (default: the same status and output as the
+   * uncrashed run). A workflow that races outside events (a signal against a child's end) may
+   * take another branch after a crash, since the events arrive in another order; judge it by
+   * what it may return instead.
+   */
+  outcomeAccepted?: (recovered: ExecutionState, reference: ExecutionState) => boolean;
 }
 
 /** {@link CrashTestOptions} with every default filled in. */
@@ -34,6 +51,9 @@ export interface ResolvedCrashOptions {
   maxCalls: number;
   clockStart: number;
   claimLapseMs: number;
+  workflows: readonly WorkflowUnderTest[];
+  signals: Readonly<Record<string, unknown>>;
+  outcomeAccepted?: (recovered: ExecutionState, reference: ExecutionState) => boolean;
 }
 
 const isFunction = (value: unknown) => typeof value === 'function';
@@ -48,6 +68,11 @@ const optionsSchema = z.object({
   maxCalls: z.number().int().positive().default(50),
   clockStart: z.number().int().nonnegative().default(DEFAULT_CLOCK_START),
   claimLapseMs: z.number().int().positive().default(30_000),
+  workflows: z.array(z.custom<WorkflowUnderTest>((value) => value !== null && value !== undefined)).default([]),
+  signals: z.record(z.string(), z.unknown()).default({}),
+  outcomeAccepted: z
+    .custom<(recovered: ExecutionState, reference: ExecutionState) => boolean>(isFunction, 'expected a function')
+    .optional(),
 });
 
 const workflowSchema = z.union([

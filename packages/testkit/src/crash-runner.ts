@@ -6,9 +6,12 @@ import {
   type Envelope,
   type ExecuteRequest,
   type ExecutionState,
+  fold,
+  isTerminalStatus,
   readHistory,
   type Stores,
 } from '@skein/workflow-runtime';
+import { inspect } from 'node:util';
 import { checkAppendOnly, checkEffects, checkOutcome } from './crash-checks.js';
 import {
   type CrashTestOptions,
@@ -64,10 +67,11 @@ export interface CrashAtOptions extends CrashTestOptions {
 async function setUp(workflow: WorkflowUnderTest, input: unknown, options: ResolvedCrashOptions) {
   const effects = new Effects();
   const definition = instantiate(workflow, effects);
+  const children = options.workflows.map((child) => instantiate(child, effects));
   const request: ExecuteRequest = { executionId: options.executionId, workflow: definition.name, input };
   const inner = await options.openStores();
   const clock = new VirtualClock(options.clockStart);
-  return { effects, definition, request, inner, clock };
+  return { effects, definition, children, request, inner, clock };
 }
 
 function drive(
@@ -76,9 +80,12 @@ function drive(
   options: ResolvedCrashOptions,
   onError: (error: unknown) => void,
 ): Promise<DriveResult> {
-  const { definition: workflow, request, clock } = run;
-  const { snapshotEvery, claimLapseMs, maxCalls } = options;
-  return driveToEnd({ stores, workflow, request, clock, snapshotEvery, claimLapseMs, onError }, maxCalls);
+  const { definition: workflow, children: workflows, request, clock } = run;
+  const { snapshotEvery, claimLapseMs, maxCalls, signals } = options;
+  return driveToEnd(
+    { stores, workflow, workflows, signals, request, clock, snapshotEvery, claimLapseMs, onError },
+    maxCalls,
+  );
 }
 
 /**
@@ -100,10 +107,12 @@ export async function referenceRun(
   try {
     const result = await drive(run, stores, resolved, onError);
     const log = await readHistory(run.inner.events, resolved.executionId);
+    const others = await otherLogs(run.inner, resolved.executionId);
     violations.push(
       ...checkLog(log),
-      ...checkEffects(run.effects, log),
-      ...(await checkSnapshots(run.inner, resolved.executionId)),
+      ...[...others.values()].flatMap((other) => checkLog(other)),
+      ...checkEffects(run.effects, [...log, ...[...others.values()].flat()]),
+      ...(await checkAllSnapshots(run.inner, resolved.executionId, others)),
     );
     if (result.kind !== 'terminal') violations.unshift(notEnded(result));
     if (violations.length > 0 || result.kind !== 'terminal') {
@@ -159,16 +168,33 @@ async function crashAndRecover(
   const crashed = await drive(run, faulty, options, note('runtime'));
   violations.push(...crashViolations(crashed, faulty.crash, point));
   const atCrash = await readHistory(run.inner.events, executionId);
+  const othersAtCrash = await otherLogs(run.inner, executionId);
   run.effects.phase = 'recovery';
   const recovered = await drive(run, run.inner, options, note('recovery'));
   const log = await readHistory(run.inner.events, executionId);
+  const others = await otherLogs(run.inner, executionId);
   violations.push(...checkLog(atCrash), ...checkLog(log), ...checkAppendOnly(atCrash, log));
+  for (const [id, other] of others) {
+    const before = othersAtCrash.get(id) ?? [];
+    violations.push(...checkLog(other), ...checkAppendOnly(before, other));
+    if (!isTerminalStatus(fold(other)?.status ?? 'pending'))
+      violations.push({ invariant: 'recovery', message: `child "${id}" did not end` });
+  }
   violations.push(
-    ...checkEffects(run.effects, log, atCrash),
-    ...(await checkSnapshots(run.inner, executionId)),
+    ...checkEffects(run.effects, [...log, ...[...others.values()].flat()], [
+      ...atCrash,
+      ...[...othersAtCrash.values()].flat(),
+    ]),
+    ...(await checkAllSnapshots(run.inner, executionId, others)),
   );
   if (recovered.kind !== 'terminal') violations.push(notEnded(recovered));
-  else violations.push(...checkOutcome(reference.state, recovered.state));
+  else if (options.outcomeAccepted === undefined)
+    violations.push(...checkOutcome(reference.state, recovered.state));
+  else if (!options.outcomeAccepted(recovered.state, reference.state))
+    violations.push({
+      invariant: 'output',
+      message: `outcome ${recovered.state.status} ${inspect(recovered.state.output)} was not accepted`,
+    });
   if (violations.length > 0) {
     const cause = recovered.kind === 'error' ? recovered.error : undefined;
     const where = { k: point.k, when: point.when };
@@ -243,6 +269,32 @@ export async function crashAtEveryWrite(
     reference: { status, output, events: reference.log.length },
     outcomes,
   };
+}
+
+/** The logs of every execution in `stores` but `executionId` (the children it started), by id. */
+async function otherLogs(stores: Stores, executionId: string): Promise<Map<string, Envelope[]>> {
+  const logs = new Map<string, Envelope[]>();
+  let cursor: string | undefined;
+  do {
+    const page = await stores.events.listExecutions(cursor === undefined ? {} : { cursor });
+    for (const item of page.items) {
+      if (item.executionId !== executionId)
+        logs.set(item.executionId, await readHistory(stores.events, item.executionId));
+    }
+    cursor = page.nextCursor;
+  } while (cursor !== undefined);
+  return logs;
+}
+
+/** L5 for the execution and each of its children. */
+async function checkAllSnapshots(
+  stores: Stores,
+  executionId: string,
+  others: ReadonlyMap<string, unknown>,
+): Promise<Violation[]> {
+  const violations = await checkSnapshots(stores, executionId);
+  for (const id of others.keys()) violations.push(...(await checkSnapshots(stores, id)));
+  return violations;
 }
 
 /** A drive that did not reach a terminal state, as a violation. */

@@ -1,8 +1,10 @@
 /**
  * Driving one execution to a terminal state the way a restarted process would: every call is
  * made by a fresh runtime (closed right after, so no in-process wake-up fires behind the
- * driver's back), `execute` while the execution is new, pending or running, and `wake` with
- * the virtual clock moved to the due time while it is suspended on a timer.
+ * driver's back), `execute` while the execution is new, pending or running, and, while it is
+ * suspended: the signals it waits for that the test sends, then its unfinished children driven
+ * the same way, then `resumeIfArrived`; failing that, `wake` with the virtual clock moved to
+ * the due time.
  */
 import {
   type AnyWorkflow,
@@ -19,6 +21,10 @@ import type { VirtualClock } from './virtual-clock.js';
 export interface DriveContext {
   stores: Stores;
   workflow: AnyWorkflow;
+  /** Child workflows, registered with every runtime. */
+  workflows: readonly AnyWorkflow[];
+  /** Signals to send when the execution waits for them, by name. */
+  signals: Readonly<Record<string, unknown>>;
   request: ExecuteRequest;
   clock: VirtualClock;
   snapshotEvery: number;
@@ -38,26 +44,29 @@ let nodes = 0;
 
 /** Call `execute` or `wake` on fresh runtimes until the execution is terminal, an error, or `maxCalls`. */
 export async function driveToEnd(context: DriveContext, maxCalls: number): Promise<DriveResult> {
-  for (let calls = 0; calls < maxCalls; calls++) {
-    let current: ExecutionState | null;
-    try {
-      current = await loadState(context.stores, context.request.executionId);
-      if (current !== null && isTerminalStatus(current.status))
+  let calls = 0;
+  const counted = { add: () => calls++ < maxCalls };
+  try {
+    for (;;) {
+      const current = await loadState(context.stores, context.request.executionId);
+      if (current !== null && isTerminalStatus(current.status)) {
+        await driveChildren(context, current, counted);
         return { kind: 'terminal', state: current, calls };
-      await nextCall(context, current);
-    } catch (error) {
-      return { kind: 'error', error, calls: calls + 1 };
+      }
+      if (!counted.add()) break;
+      await nextCall(context, current, counted);
     }
+  } catch (error) {
+    return { kind: 'error', error, calls };
   }
   return { kind: 'stuck', reason: `not terminal after ${maxCalls} execute/wake calls`, calls: maxCalls };
 }
 
-/** One call by a fresh runtime: `execute`, or for a suspended execution `wake` at the due time. */
-async function nextCall(context: DriveContext, current: ExecutionState | null): Promise<void> {
+function freshRuntime(context: DriveContext) {
   nodes += 1;
-  const runtime = createRuntime({
+  return createRuntime({
     stores: context.stores,
-    workflows: [context.workflow],
+    workflows: [context.workflow, ...context.workflows],
     clock: context.clock.clock,
     snapshotEvery: context.snapshotEvery,
     nodeId: `testkit-node-${nodes}`,
@@ -65,6 +74,18 @@ async function nextCall(context: DriveContext, current: ExecutionState | null): 
     // Each call here is one node's recovery, counted and crashed at will: no background passes.
     maintenance: false,
   });
+}
+
+/** One step of the drive by a fresh runtime (see the module comment). */
+async function nextCall(
+  context: DriveContext,
+  current: ExecutionState | null,
+  counted: { add(): boolean },
+): Promise<void> {
+  if (current?.status === 'suspended' && current.awaiting !== undefined) {
+    if (await deliverAwaited(context, current, counted)) return;
+  }
+  const runtime = freshRuntime(context);
   try {
     if (current === null || current.status !== 'suspended') {
       await runtime.execute(context.request);
@@ -80,4 +101,54 @@ async function nextCall(context: DriveContext, current: ExecutionState | null): 
   } finally {
     await runtime.close();
   }
+}
+
+/** Drive one child to its end the way the root is driven. */
+async function driveChild(context: DriveContext, childId: string, counted: { add(): boolean }): Promise<void> {
+  for (;;) {
+    const state = await loadState(context.stores, childId);
+    if (state === null || isTerminalStatus(state.status)) return;
+    if (!counted.add()) throw new Error(`child "${childId}" did not end within the drive's calls`);
+    const request = { executionId: childId, workflow: state.workflow };
+    await nextCall({ ...context, request }, state, counted);
+  }
+}
+
+/** A parent that ended may leave a child it no longer waited for (a race's loser): end it too. */
+async function driveChildren(
+  context: DriveContext,
+  parent: ExecutionState,
+  counted: { add(): boolean },
+): Promise<void> {
+  for (const call of parent.calls)
+    if (call?.childId !== undefined) await driveChild(context, call.childId, counted);
+}
+
+/**
+ * Send the awaited signals the test sends and drive the awaited children to their end, then
+ * resume the execution if one of them arrived. False when nothing it waits for arrived.
+ */
+async function deliverAwaited(
+  context: DriveContext,
+  current: ExecutionState,
+  counted: { add(): boolean },
+): Promise<boolean> {
+  const { signals, children } = current.awaiting!;
+  for (const childId of children) await driveChild(context, childId, counted);
+  // A child's end may have resumed it already.
+  const now = await loadState(context.stores, current.executionId);
+  if (now?.sequence !== current.sequence) return true;
+  const runtime = freshRuntime(context);
+  try {
+    for (const name of signals) {
+      if (!Object.hasOwn(context.signals, name)) continue;
+      await runtime.signal(current.executionId, name, context.signals[name], { signalId: name });
+    }
+    await runtime.resumeIfArrived(current.executionId);
+  } finally {
+    await runtime.close();
+  }
+  // Moved: a send or the re-check resumed it (the close waited for the run).
+  const after = await loadState(context.stores, current.executionId);
+  return after?.sequence !== current.sequence;
 }

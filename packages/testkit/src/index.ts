@@ -1,8 +1,21 @@
 /**
  * @skein/testkit: the property-test harness for Skein workflows. A fault-injecting store
  * wrapper, a virtual clock, a runner that crashes an execution at every write and recovers it,
- * and the log invariant checker.
+ * the log invariant checker, and random concurrent workflows to crash.
  */
+export {
+  type Branch,
+  type ChildBranch,
+  type ConcurrentWorkflow,
+  type ConcurrentWorkflowArbOptions,
+  concurrentWorkflow,
+  concurrentWorkflowArb,
+  describePlan,
+  type GroupBranch,
+  type SignalBranch,
+  type SleepBranch,
+  type StepBranch,
+} from './concurrent-workflows.js';
 export type { CrashTestOptions, WorkflowUnderTest } from './crash-options.js';
 export {
   type CrashAtOptions,

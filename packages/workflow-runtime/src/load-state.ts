@@ -47,12 +47,23 @@ export async function loadState(
   codec: Codec = defaultCodec,
 ): Promise<ExecutionState | null> {
   const snapshot = await stores.snapshots.latest(executionId);
-  const base = snapshot === null ? null : codec.decode<ExecutionState>(snapshot.state);
+  const base = snapshot === null ? null : withHoles(codec.decode<ExecutionState>(snapshot.state));
   const events = await stores.events.read(executionId, snapshot === null ? 0 : snapshot.seq + 1);
   return fold(
     events.map((event) => ({ ...event, payload: codec.decode(event.payload) })),
     base,
   );
+}
+
+/**
+ * A position no call has recorded (a signal wait still blocked while later calls recorded) is
+ * a hole in `calls`; the codec writes it as `undefined`. Make it a hole again, so the state is
+ * the fold's exactly (L5).
+ */
+function withHoles(state: ExecutionState): ExecutionState {
+  const calls = state.calls;
+  for (let i = 0; i < calls.length; i++) if (calls[i] === undefined) delete calls[i];
+  return state;
 }
 
 /**

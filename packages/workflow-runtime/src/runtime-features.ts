@@ -36,6 +36,8 @@ export interface FeatureDeps {
   resumes: Map<string, Promise<boolean>>;
   /** True while a run's body is in progress here (it reads the inbox and children itself). */
   bodyRunning(executionId: string): boolean;
+  /** True once `close()` was called: a closed runtime starts no new run (`close` could not wait for it). */
+  closed(): boolean;
   /** Record `events` under `fence` after `current`, then replay and run it in the background. */
   takeOver(
     current: ExecutionState,
@@ -196,7 +198,7 @@ async function resumeNow(
   reason: string,
 ): Promise<boolean> {
   // A body in progress here reads the inbox at its wait, or re-checks once it has suspended.
-  if (deps.bodyRunning(executionId)) return false;
+  if (deps.bodyRunning(executionId) || deps.closed()) return false;
   const current = await deps.loadState(executionId);
   if (current === null || current.status !== 'suspended' || !(await ready(current))) return false;
   if (!deps.registry.has(current.workflow, current.version)) {

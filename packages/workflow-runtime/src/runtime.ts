@@ -471,12 +471,15 @@ export class Runtime {
     throw new ExecutionFailedError(executionId, state.status, { cause: state.error });
   }
 
-  /** Stop wake-up timers and wait for runs in progress to settle. The stores stay open. */
+  /**
+   * Stop wake-up timers and wait for runs in progress to settle, and for the runs they start
+   * meanwhile (children). A closed runtime resumes nothing. The stores stay open.
+   */
   async close(): Promise<void> {
     await this.maintenance?.stop({ waitForRuns: true });
     this.closed = true;
     this.wakeTimers.clear();
-    await Promise.allSettled([...this.active.values()]);
+    while (this.active.size > 0) await Promise.allSettled([...this.active.values()]);
   }
 
   private async settledState(executionId: string): Promise<ExecutionState | null> {
@@ -644,6 +647,7 @@ export class Runtime {
       loadState: (id) => this.loadState(id),
       resumes: new Map(),
       bodyRunning: (id) => this.bodies.has(id),
+      closed: () => this.closed,
       takeOver: (current, fence, events) => this.takeOver(current, fence, events),
       startChild: (definition, childId, input, parentId) =>
         this.bootstrapWithRetry(definition, childId, input, true, undefined, parentId),
