@@ -26,6 +26,18 @@ export function finishedAttempts(log: readonly Envelope[]): Map<string, number> 
   return finished;
 }
 
+/** Step attempts the log started (`STEP_STARTED`), keyed `name#attempt`. */
+function startedAttempts(log: readonly Envelope[]): Map<string, number> {
+  const started = new Map<string, number>();
+  for (const event of log) {
+    if (event.type !== 'STEP_STARTED') continue;
+    const payload = event.payload as { name: string; attempt: number };
+    const key = `${payload.name}#${payload.attempt}`;
+    started.set(key, (started.get(key) ?? 0) + 1);
+  }
+  return started;
+}
+
 /** L1 across the crash: recovery only appended; the log at the crash is a prefix of the final one. */
 export function checkAppendOnly(atCrash: readonly Envelope[], final: readonly Envelope[]): Violation[] {
   const changed = atCrash.findIndex((event, i) => final[i]?.envelopeId !== event.envelopeId);
@@ -42,6 +54,8 @@ export function checkAppendOnly(atCrash: readonly Envelope[], final: readonly En
  * Each attempt of a tracked step (see `Effects.track`) that the final log finished ran exactly once, except one that was interrupted
  * by the crash (it ran before the crash, and its outcome was not yet in the log), which may
  * have run twice. Without a crash (`atCrash` undefined) every finished attempt ran exactly once.
+ * An attempt the log started and never finished (a race's loser still running when the body
+ * returned) may have run once for each start.
  */
 export function checkEffects(
   effects: Effects,
@@ -49,6 +63,8 @@ export function checkEffects(
   atCrash?: readonly Envelope[],
 ): Violation[] {
   const finished = finishedAttempts(final);
+  const started = startedAttempts(final);
+  const startedAtCrash = atCrash === undefined ? new Map<string, number>() : startedAttempts(atCrash);
   const finishedAtCrash = atCrash === undefined ? new Map<string, number>() : finishedAttempts(atCrash);
   const keys = new Set([...finished.keys(), ...effects.records.map((run) => `${run.name}#${run.attempt}`)]);
   // Steps the workflow does not track are not counted.
@@ -59,11 +75,14 @@ export function checkEffects(
     const ran = effects.count(name, attempt);
     const inLog = finished.get(key) ?? 0;
     const beforeCrash = effects.count(name, attempt, 'before-crash');
+    // Starts the crash left unfinished are the interrupted ones, counted below.
+    const openAtCrash = Math.max(0, (startedAtCrash.get(key) ?? 0) - (finishedAtCrash.get(key) ?? 0));
+    const abandoned = Math.max(0, (started.get(key) ?? 0) - inLog - openAtCrash);
     const interrupted =
-      atCrash === undefined ? 0 : Math.max(0, beforeCrash - (finishedAtCrash.get(key) ?? 0));
+      (atCrash === undefined ? 0 : Math.max(0, beforeCrash - (finishedAtCrash.get(key) ?? 0))) + abandoned;
     if (ran < inLog || ran > inLog + interrupted) {
       const allowed =
-        interrupted > 0 ? `${inLog} to ${inLog + interrupted} (interrupted by the crash)` : `${inLog}`;
+        interrupted > 0 ? `${inLog} to ${inLog + interrupted} (interrupted or abandoned)` : `${inLog}`;
       violations.push({
         invariant: 'effects',
         message: `step "${name}" attempt ${attempt} ran ${ran} time(s) (${beforeCrash} before the crash); the log finished it ${inLog} time(s), so it may run ${allowed}`,

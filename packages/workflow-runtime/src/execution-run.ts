@@ -251,6 +251,8 @@ export class ExecutionRun implements WorkflowContext {
     try {
       this.writer.record('STEP_STARTED', { position, name, attempt }, `start of step "${name}"`);
       await this.writer.flush();
+      // The body may have returned meanwhile (this step lost a race): do not start the function.
+      this.assertUsable();
       try {
         const output = await this.invoke(name, fn, options.timeoutMs, attempt, rerun);
         this.assertUsable();
