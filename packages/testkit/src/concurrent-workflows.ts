@@ -17,12 +17,18 @@ import fc from 'fast-check';
 import { z } from 'zod';
 import type { Effects } from './effects.js';
 
-/** A step that fails its first `failures` attempts under `maxAttempts`; `caught`: its final failure is caught where it happens. */
+/**
+ * A step that fails its first `failures` attempts under `maxAttempts`; `caught`: its final
+ * failure is caught where it happens. Each attempt takes `turns` turns of the event loop
+ * (`setImmediate`), so siblings are in flight together and settle out of call order, the same
+ * way in every run.
+ */
 export interface StepBranch {
   kind: 'step';
   failures: number;
   maxAttempts: number;
   caught: boolean;
+  turns: number;
 }
 /** `ctx.sleep` for `ms` (virtual) milliseconds. */
 export interface SleepBranch {
@@ -76,6 +82,7 @@ const leafArb: fc.Arbitrary<Branch> = fc.oneof(
     failures: fc.integer({ min: 0, max: 2 }),
     maxAttempts: fc.integer({ min: 1, max: 3 }),
     caught: fc.boolean(),
+    turns: fc.integer({ min: 0, max: 3 }),
   }),
   fc.record({ kind: fc.constant('sleep' as const), ms: fc.integer({ min: 0, max: 5_000 }) }),
   fc.oneof(
@@ -120,7 +127,7 @@ export function concurrentWorkflowArb(options: ConcurrentWorkflowArbOptions = {}
 export function describePlan(branch: Branch): string {
   switch (branch.kind) {
     case 'step':
-      return `step ${branch.failures}/${branch.maxAttempts}${branch.caught ? '' : '!'}`;
+      return `step ${branch.failures}/${branch.maxAttempts}${branch.caught ? '' : '!'} ~${branch.turns}`;
     case 'sleep':
       return `sleep ${branch.ms}`;
     case 'signal':
@@ -202,7 +209,8 @@ async function runBranch(scope: Scope, branch: Branch): Promise<unknown> {
   switch (branch.kind) {
     case 'step': {
       const name = `s${id}`;
-      const attempt = effects.track(name, (info) => {
+      const attempt = effects.track(name, async (info) => {
+        for (let turn = 0; turn < branch.turns; turn++) await new Promise((resolve) => setImmediate(resolve));
         if (info.attempt <= branch.failures) throw new Error(`${name}: attempt ${info.attempt} fails`);
         return `${name}:${info.attempt}`;
       });

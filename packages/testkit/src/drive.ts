@@ -114,14 +114,23 @@ async function driveChild(context: DriveContext, childId: string, counted: { add
   }
 }
 
-/** A parent that ended may leave a child it no longer waited for (a race's loser): end it too. */
+/**
+ * A parent that ended may leave a child it no longer waited for (a race's loser, or one whose
+ * start was in flight when the body returned): end every unfinished execution in the stores,
+ * as a supervisor would.
+ */
 async function driveChildren(
   context: DriveContext,
   parent: ExecutionState,
   counted: { add(): boolean },
 ): Promise<void> {
-  for (const call of parent.calls)
-    if (call?.childId !== undefined) await driveChild(context, call.childId, counted);
+  const status = ['pending', 'running', 'suspended'] as const;
+  for (;;) {
+    const { items } = await context.stores.events.listExecutions({ status, limit: 1 });
+    const [left] = items.filter((item) => item.executionId !== parent.executionId);
+    if (left === undefined) return;
+    await driveChild(context, left.executionId, counted);
+  }
 }
 
 /**

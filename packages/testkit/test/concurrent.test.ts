@@ -85,12 +85,12 @@ describe('the concurrent workflow model', () => {
     const plan: Branch = {
       kind: 'race',
       branches: [
-        { kind: 'step', failures: 0, maxAttempts: 1, caught: true },
+        { kind: 'step', failures: 0, maxAttempts: 1, caught: true, turns: 1 },
         { kind: 'sleep', ms: 10 },
       ],
     };
     const model = concurrentWorkflow(plan);
-    expect(describePlan(plan)).toBe('race(step 0/1, sleep 10)');
+    expect(describePlan(plan)).toBe('race(step 0/1 ~1, sleep 10)');
     expect(model.conforms({ won: 0, value: 's1:1' })).toBe(true);
     expect(model.conforms({ won: 1, value: 't2' })).toBe(true);
     expect(model.conforms({ won: 1, value: 's1:1' })).toBe(false);

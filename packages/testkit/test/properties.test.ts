@@ -38,7 +38,7 @@ describe('random workflows under crashes', () => {
       }),
       { numRuns: 12 },
     );
-  });
+  }, 120_000);
 
   it('the kit fails, and shrinks to a readable counterexample: an output that counts body runs', async () => {
     const result = await fc.check(
