@@ -180,9 +180,17 @@ export function resumeIfWaiting(
   executionId: string,
   ready: (state: ExecutionState) => boolean | Promise<boolean>,
   reason: string,
+  options: { orEarlier?: boolean } = {},
 ): Promise<boolean> {
   const previous = deps.resumes.get(executionId) ?? Promise.resolve(false);
-  const attempt = previous.catch(() => false).then(() => resumeNow(deps, executionId, ready, reason));
+  // With `orEarlier`, an attempt already under way that resumed it counts: the run it started
+  // reads the inbox at its wait, so it receives what this caller stored before asking.
+  const attempt = previous
+    .catch(() => false)
+    .then(
+      async (earlier) =>
+        (await resumeNow(deps, executionId, ready, reason)) || (options.orEarlier === true && earlier),
+    );
   deps.resumes.set(executionId, attempt);
   const forget = () => {
     if (deps.resumes.get(executionId) === attempt) deps.resumes.delete(executionId);

@@ -42,7 +42,11 @@ export interface SignalResult {
    * already consumed): nothing was written and the first send stands (`accepted` is false).
    */
   duplicate: boolean;
-  /** True when this call woke the suspended execution. */
+  /**
+   * True when the suspended execution was woken to receive it: by this call, or by a wake-up
+   * already under way when it arrived (the re-check a run makes right after suspending), whose
+   * run reads the inbox at its wait and so receives this signal.
+   */
   woke: boolean;
 }
 
@@ -78,6 +82,9 @@ export async function sendSignal(
   assertPayloadSize(executionId, where, text, deps.maxPayloadBytes);
   const signalId = request.signalId ?? newId();
   if (state.consumedSignals?.includes(signalId)) return duplicateOf(signalId);
+  // A wake-up already under way (the re-check right after a suspension) may find this signal
+  // and resume the execution before this call asks: that wake-up counts as this call's.
+  const underWay = deps.resumes.get(executionId);
   const outcome = await deps.stores.signals.send(
     { signalId, executionId, name: request.name, payload: text, sentAt: deps.clock() },
     { maxPending: deps.maxPendingSignals },
@@ -102,8 +109,10 @@ export async function sendSignal(
     executionId,
     (current) => current.awaiting?.signals.includes(request.name) === true,
     `signal "${request.name}" arrived`,
+    { orEarlier: true },
   );
-  return { signalId, accepted: true, duplicate: false, woke };
+  const earlier = underWay === undefined ? false : await underWay.catch(() => false);
+  return { signalId, accepted: true, duplicate: false, woke: woke || earlier };
 }
 
 function duplicateOf(signalId: string): SignalResult {

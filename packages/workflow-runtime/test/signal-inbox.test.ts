@@ -221,6 +221,39 @@ describe.each(realStores)('signal inbox (%s store)', (_, openStores) => {
     await until(async () => (await stores.signals.pending('loop')).length === 0);
   });
 
+  test('woke is true when the re-check a run makes right after suspending finds the signal first', async () => {
+    const stores = await open();
+    // The re-check's inbox read (the second read: the wait's own is the first) waits for the test.
+    const gate = deferred();
+    let reads = 0;
+    const inner = stores.signals;
+    const gated: SignalStore = {
+      send: (signal, options) => inner.send(signal, options),
+      complete: (executionId, signalId) => inner.complete(executionId, signalId),
+      clear: (executionId) => inner.clear(executionId),
+      pending: async (executionId, query) => {
+        reads += 1;
+        if (reads === 2) await gate.promise;
+        return inner.pending(executionId, query);
+      },
+    };
+    const waiter = defineWorkflow({
+      name: 'waiter',
+      input: z.object({}),
+      signals: { go: z.string() },
+      run: (ctx) => ctx.waitForSignal<string>('go'),
+    });
+    const runtime = runtimeOf({ stores: { ...stores, signals: gated }, workflows: [waiter] });
+    const handle = await runtime.start(waiter, {}, { executionId: 'recheck' });
+    await until(async () => (await handle.state())?.status === 'suspended' && reads === 2);
+    const sent = runtime.signal('recheck', 'go', 'went');
+    // The send is stored; then the re-check reads it and resumes the execution before the send asks.
+    await until(async () => (await stores.signals.pending('recheck')).length === 1);
+    gate.resolve();
+    expect(await sent).toMatchObject({ accepted: true, woke: true });
+    expect(await handle.result()).toBe('went');
+  });
+
   test('25.4: waiting on 10,000 names at once reads at most one signal per wait, whatever the inbox holds', async () => {
     const stores = await open();
     const counting = new CountingSignalStore(stores.signals);
