@@ -12,7 +12,11 @@ export interface StepInfo {
    * idempotency key of `executionId`, step and attempt stays the same across such re-runs.
    */
   rerun: boolean;
-  /** Aborted when the attempt passes its `timeoutMs`. */
+  /**
+   * Aborted when the attempt passes its `timeoutMs` (reason: `StepTimeoutError`), and when
+   * `runtime.cancel` on the runtime running it cancels the execution (reason: `CancelledError`).
+   * Honour it to stop a long step early.
+   */
   signal: AbortSignal;
   executionId: string;
 }

@@ -54,8 +54,6 @@ export interface RunHost {
   features?: RunFeatures;
 }
 
-/** The signal of a step without a timeout: nothing aborts it. */
-const neverAborted = new AbortController().signal;
 
 /** Runs a workflow body once against its log; see the module comment. */
 export class ExecutionRun implements WorkflowContext {
@@ -79,6 +77,8 @@ export class ExecutionRun implements WorkflowContext {
   readonly consumedSignals: string[] = [];
   /** Hands outcomes to the body in log order (adr/0031). */
   private readonly deliveries: Deliveries;
+  /** The abort controllers of the step functions running now (their `StepInfo.signal`). */
+  private readonly running = new Set<AbortController>();
 
   constructor(
     private readonly host: RunHost,
@@ -274,6 +274,15 @@ export class ExecutionRun implements WorkflowContext {
     return this.block(retry.wakeAt, retry.timerId);
   }
 
+  /**
+   * Abort the signal of every step function running in this run (`runtime.cancel` in this
+   * process). Only the function sees it: what is recorded is decided by the log, as for any
+   * failure (a run that was taken over records nothing more).
+   */
+  abortSteps(reason: unknown): void {
+    for (const controller of this.running) controller.abort(reason);
+  }
+
   private async invoke<T>(
     name: string,
     fn: (info: StepInfo) => T | Promise<T>,
@@ -281,22 +290,23 @@ export class ExecutionRun implements WorkflowContext {
     attempt: number,
     rerun: boolean,
   ): Promise<T> {
-    if (timeoutMs === undefined)
-      return await fn({ attempt, rerun, signal: neverAborted, executionId: this.executionId });
     const controller = new AbortController();
     const info: StepInfo = { attempt, rerun, signal: controller.signal, executionId: this.executionId };
+    this.running.add(controller);
     let timer: ReturnType<typeof setTimeout> | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        const error = new StepTimeoutError(name, timeoutMs);
-        controller.abort(error);
-        reject(error);
-      }, timeoutMs);
-    });
     try {
+      if (timeoutMs === undefined) return await fn(info);
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          const error = new StepTimeoutError(name, timeoutMs);
+          controller.abort(error);
+          reject(error);
+        }, timeoutMs);
+      });
       return await Promise.race([(async () => fn(info))(), timeout]);
     } finally {
       clearTimeout(timer);
+      this.running.delete(controller);
     }
   }
 

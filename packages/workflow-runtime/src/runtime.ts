@@ -9,6 +9,7 @@ import { Codec, DEFAULT_MAX_PAYLOAD_BYTES } from './codec.js';
 import { deadLetterExecution } from './dead-letter.js';
 import { checkedErrorClasses, ErrorClassRegistry } from './error-classes.js';
 import {
+  CancelledError,
   ExecutionAlreadyExistsError,
   ExecutionFailedError,
   ExecutionInputMismatchError,
@@ -96,8 +97,8 @@ export class Runtime {
   private closed = false;
   private readonly features: FeatureDeps;
   private readonly runFeatures: RunFeatures;
-  /** Runs whose body is in progress here, by execution (a count: runs of one id may overlap). */
-  private readonly bodies = new Map<string, number>();
+  /** Runs whose body is in progress here, by execution (runs of one id may overlap). */
+  private readonly bodies = new Map<string, Set<ExecutionRun>>();
   /** The tenant every store is scoped to, or undefined when none is (adr/0024). */
   private readonly tenant: string | undefined;
   /** The observers, or undefined when there are none (then nothing is recorded for them). */
@@ -413,7 +414,12 @@ export class Runtime {
     this.assertOpen();
     const id = parseWith(executionIdSchema, executionId, 'executionId', 'executionId');
     const why = parseWith(z.string().min(1), reason, 'cancel reason', 'reason');
-    return cancelExecution(this.features, id, why);
+    // The runs of it in progress here: their running steps see the cancellation (StepInfo.signal).
+    const holders = [...(this.bodies.get(id) ?? [])];
+    const result = await cancelExecution(this.features, id, why);
+    if (result.cancelled && result.alreadyRequested !== true)
+      for (const holder of holders) holder.abortSteps(new CancelledError(id, why));
+    return result;
   }
 
   /**
@@ -628,10 +634,10 @@ export class Runtime {
     return { outcome: this.launch(definition, writer), firstAppend: writer.firstAppend };
   }
 
-  private bodyEnded(executionId: string): void {
-    const left = (this.bodies.get(executionId) ?? 1) - 1;
-    if (left > 0) this.bodies.set(executionId, left);
-    else this.bodies.delete(executionId);
+  private bodyEnded(executionId: string, run: ExecutionRun): void {
+    const runs = this.bodies.get(executionId);
+    runs?.delete(run);
+    if (runs?.size === 0) this.bodies.delete(executionId);
   }
 
   /** What signals, children and cancellation need from this runtime (see runtime-features.ts). */
@@ -670,17 +676,19 @@ export class Runtime {
     const releaseLease = this.leases?.hold(executionId, writer.fence, writer.firstAppend);
     // Counted while the body runs (not during afterRun): a wake-up skips such a run, which
     // reads the inbox itself or re-checks after suspending (runtime-features.ts).
-    this.bodies.set(executionId, (this.bodies.get(executionId) ?? 0) + 1);
+    const runs = this.bodies.get(executionId) ?? new Set<ExecutionRun>();
+    runs.add(run);
+    this.bodies.set(executionId, runs);
     const ran = run.run().then(
       async (result) => {
-        this.bodyEnded(executionId);
+        this.bodyEnded(executionId, run);
         await this.afterRun(executionId, run, result);
         if (hasFeatureWork(definition, run, result))
           await afterFeatureRun(this.features, definition, run, result);
         return result;
       },
       (error: unknown) => {
-        this.bodyEnded(executionId);
+        this.bodyEnded(executionId, run);
         throw error;
       },
     );

@@ -185,4 +185,43 @@ describe.each(backings)('cancellation (%s store)', (_, open) => {
     expect(types(log).filter((t) => t === 'CANCEL_REQUESTED')).toHaveLength(1);
     expect(payloadOf<{ reason: string }>(log.at(-1)).reason).toBe('halt');
   });
+  test('15.5: runtime.cancel aborts StepInfo.signal of a step running in this process, so a long step stops early', async () => {
+    const { stores } = h.open();
+    const started = deferred();
+    let reason: unknown;
+    const workflow = defineWorkflow({
+      name: 'long-step',
+      input: z.null(),
+      async run(ctx) {
+        try {
+          return await ctx.step('upload', ({ signal }) => {
+            started.resolve();
+            return new Promise<string>((resolve, reject) => {
+              const timer = setTimeout(resolve, 60_000, 'uploaded');
+              signal.addEventListener('abort', () => {
+                clearTimeout(timer);
+                reason = signal.reason;
+                reject(signal.reason);
+              });
+            });
+          });
+        } finally {
+          await ctx.step('cleanup', () => 'cleaned');
+        }
+      },
+    });
+    const runtime = h.runtime({ stores, workflows: [workflow] });
+    const handle = await runtime.start(workflow, null, { executionId: 'long' });
+    await started.promise;
+    expect(await runtime.cancel('long', 'user gave up')).toMatchObject({ cancelled: true });
+    await expect(handle.result()).rejects.toBeInstanceOf(ExecutionFailedError);
+    expect(reason).toBeInstanceOf(CancelledError);
+    expect((reason as CancelledError).reason).toBe('user gave up');
+    const state = await runtime.loadState('long');
+    expect(state?.status).toBe('cancelled');
+    expect(state?.steps.map((step) => step.name)).toEqual(['cleanup']);
+    // The aborted attempt was the fenced-out holder's: it recorded nothing.
+    expect(types(await runtime.history('long')).filter((t) => t === 'STEP_FAILED')).toEqual([]);
+    await runtime.close();
+  });
 });
