@@ -169,7 +169,8 @@ export function concurrentWorkflow(plan: Branch): ConcurrentWorkflow {
         ctx.step(
           `c${input.id}`,
           effects.track(`c${input.id}`, (info) => {
-            if (info.attempt <= input.failures) throw new Error(`c${input.id}: attempt ${info.attempt} fails`);
+            if (info.attempt <= input.failures)
+              throw new Error(`c${input.id}: attempt ${info.attempt} fails`);
             return `c${input.id}:${info.attempt}`;
           }),
           { retry: { maxAttempts: input.maxAttempts, initialMs: 5 } },
@@ -279,7 +280,9 @@ function conforms(branch: Branch, ids: Map<Branch, number>, output: unknown): bo
       if (!branch.sent) return output === `g${id}:timeout`;
       return output === `g${id}` || (branch.timeoutMs !== undefined && output === `g${id}:timeout`);
     case 'child':
-      return output === (branch.failures < branch.maxAttempts ? `c${id}:${branch.failures + 1}` : `c${id}:failed`);
+      return (
+        output === (branch.failures < branch.maxAttempts ? `c${id}:${branch.failures + 1}` : `c${id}:failed`)
+      );
     case 'seq':
       return (
         Array.isArray(output) &&
@@ -312,7 +315,8 @@ function groupConforms(branch: GroupBranch, ids: Map<Branch, number>, id: number
 function uncaughtBelow(branch: GroupBranch, ids: Map<Branch, number>): Set<number> {
   const found = new Set<number>();
   const visit = (inner: Branch) => {
-    if (inner.kind === 'step' && !inner.caught && inner.failures >= inner.maxAttempts) found.add(ids.get(inner)!);
+    if (inner.kind === 'step' && !inner.caught && inner.failures >= inner.maxAttempts)
+      found.add(ids.get(inner)!);
     if (inner.kind === 'seq') inner.branches.forEach(visit);
   };
   branch.branches.forEach(visit);

@@ -68,10 +68,15 @@ const optionsSchema = z.object({
   maxCalls: z.number().int().positive().default(50),
   clockStart: z.number().int().nonnegative().default(DEFAULT_CLOCK_START),
   claimLapseMs: z.number().int().positive().default(30_000),
-  workflows: z.array(z.custom<WorkflowUnderTest>((value) => value !== null && value !== undefined)).default([]),
+  workflows: z
+    .array(z.custom<WorkflowUnderTest>((value) => value !== null && value !== undefined))
+    .default([]),
   signals: z.record(z.string(), z.unknown()).default({}),
   outcomeAccepted: z
-    .custom<(recovered: ExecutionState, reference: ExecutionState) => boolean>(isFunction, 'expected a function')
+    .custom<(recovered: ExecutionState, reference: ExecutionState) => boolean>(
+      isFunction,
+      'expected a function',
+    )
     .optional(),
 });
 

@@ -2,6 +2,8 @@
  * The crash runner: run an execution once uncrashed to number its writes, then crash it at
  * each write and recover it with fresh runtimes over the same stores, checking every outcome.
  */
+
+import { inspect } from 'node:util';
 import {
   type Envelope,
   type ExecuteRequest,
@@ -11,7 +13,6 @@ import {
   readHistory,
   type Stores,
 } from '@skein/workflow-runtime';
-import { inspect } from 'node:util';
 import { checkAppendOnly, checkEffects, checkOutcome } from './crash-checks.js';
 import {
   type CrashTestOptions,
@@ -181,10 +182,11 @@ async function crashAndRecover(
       violations.push({ invariant: 'recovery', message: `child "${id}" did not end` });
   }
   violations.push(
-    ...checkEffects(run.effects, [...log, ...[...others.values()].flat()], [
-      ...atCrash,
-      ...[...othersAtCrash.values()].flat(),
-    ]),
+    ...checkEffects(
+      run.effects,
+      [...log, ...[...others.values()].flat()],
+      [...atCrash, ...[...othersAtCrash.values()].flat()],
+    ),
     ...(await checkAllSnapshots(run.inner, executionId, others)),
   );
   if (recovered.kind !== 'terminal') violations.push(notEnded(recovered));

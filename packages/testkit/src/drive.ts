@@ -104,7 +104,11 @@ async function nextCall(
 }
 
 /** Drive one child to its end the way the root is driven. */
-async function driveChild(context: DriveContext, childId: string, counted: { add(): boolean }): Promise<void> {
+async function driveChild(
+  context: DriveContext,
+  childId: string,
+  counted: { add(): boolean },
+): Promise<void> {
   for (;;) {
     const state = await loadState(context.stores, childId);
     if (state === null || isTerminalStatus(state.status)) return;

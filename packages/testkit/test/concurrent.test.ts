@@ -18,7 +18,7 @@ import {
   crashAtEveryWrite,
   describePlan,
 } from '@skein/testkit';
-import { openMemoryStores, type Stores, StepFailedError } from '@skein/workflow-runtime';
+import { openMemoryStores, StepFailedError, type Stores } from '@skein/workflow-runtime';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 

@@ -7,7 +7,6 @@
 import { cancellationAt } from './cancellation.js';
 import { callChild } from './child-call.js';
 import { encode } from './codec.js';
-import { Deliveries } from './deliveries.js';
 import type {
   ChildOptions,
   StepInfo,
@@ -15,6 +14,7 @@ import type {
   WaitForSignalOptions,
   WorkflowContext,
 } from './context-api.js';
+import { Deliveries } from './deliveries.js';
 import {
   CancelledError,
   NonDeterminismError,
@@ -53,7 +53,6 @@ export interface RunHost {
   /** Signals, children and cancellation of children (without it those context calls throw). */
   features?: RunFeatures;
 }
-
 
 /** Runs a workflow body once against its log; see the module comment. */
 export class ExecutionRun implements WorkflowContext {
@@ -126,7 +125,11 @@ export class ExecutionRun implements WorkflowContext {
     return this.ordered(this.cursor, this.stepAt(name, fn, options));
   }
 
-  private async stepAt<T>(name: string, fn: (info: StepInfo) => T | Promise<T>, options: StepOptions): Promise<T> {
+  private async stepAt<T>(
+    name: string,
+    fn: (info: StepInfo) => T | Promise<T>,
+    options: StepOptions,
+  ): Promise<T> {
     const { position, record } = this.next('step', name);
     if (record?.status === 'completed') return record.output as T;
     if (record?.status === 'failed') {
@@ -143,13 +146,19 @@ export class ExecutionRun implements WorkflowContext {
   sleep(name: string, ms: number): Promise<void> {
     if (!Number.isFinite(ms) || ms < 0)
       throw new RangeError(`ctx.sleep("${name}"): ms must be >= 0, got ${ms}`);
-    return this.ordered(this.cursor, this.sleepAt(name, () => this.host.clock() + ms));
+    return this.ordered(
+      this.cursor,
+      this.sleepAt(name, () => this.host.clock() + ms),
+    );
   }
 
   sleepUntil(name: string, until: Date | number): Promise<void> {
     const at = typeof until === 'number' ? until : until.getTime();
     if (!Number.isFinite(at)) throw new RangeError(`ctx.sleepUntil("${name}"): not a valid time`);
-    return this.ordered(this.cursor, this.sleepAt(name, () => at));
+    return this.ordered(
+      this.cursor,
+      this.sleepAt(name, () => at),
+    );
   }
 
   now(): Date {

@@ -95,7 +95,11 @@ describe.each(backings)('parallel branches (%s store)', (_, open) => {
   test('15.1: branches that each make more calls after an outcome replay at the same positions', async () => {
     const { stores } = h.open();
     const ran: string[] = [];
-    const branch = async (ctx: Parameters<Parameters<typeof defineWorkflow>[0]['run']>[0], name: string, ms: number) => {
+    const branch = async (
+      ctx: Parameters<Parameters<typeof defineWorkflow>[0]['run']>[0],
+      name: string,
+      ms: number,
+    ) => {
       const first = await ctx.step(`${name}1`, () => later(ms, `${name}1`));
       // An extra await: the position of the next call must not depend on microtask depth.
       await Promise.resolve();
