@@ -9,6 +9,7 @@ import {
   executionLeaseKey,
   InvalidInputError,
   leaseExpired,
+  optionalPositiveMs,
   type Runtime,
   type Stores,
   walkExecutions,
@@ -108,10 +109,13 @@ export class Supervisor {
   constructor(options: SupervisorOptions) {
     this.runtime = options.runtime;
     this.stores = options.stores;
-    this.ttlMs = options.leaseTtlMs ?? options.runtime?.leaseTtlMs ?? 0;
-    this.intervalMs = options.tickIntervalMs ?? 1_000;
+    const where = 'Supervisor options';
+    this.ttlMs =
+      optionalPositiveMs(options.leaseTtlMs, where, 'leaseTtlMs') ?? options.runtime?.leaseTtlMs ?? 0;
+    this.intervalMs = optionalPositiveMs(options.tickIntervalMs, where, 'tickIntervalMs') ?? 1_000;
     this.concurrency = options.concurrency ?? 10;
-    this.deadlineMs = options.tickFailureDeadlineMs ?? 300_000;
+    this.deadlineMs =
+      optionalPositiveMs(options.tickFailureDeadlineMs, where, 'tickFailureDeadlineMs') ?? 300_000;
     this.clock = options.clock ?? Date.now;
     this.leaderKey = options.leaderKey ?? 'supervisor:leader';
     this.onError = guarded(

@@ -15,6 +15,7 @@ import type {
   WorkflowContext,
 } from './context-api.js';
 import { Deliveries } from './deliveries.js';
+import { durationMs, instantSchema, optionalPositiveMs } from './durations.js';
 import {
   CancelledError,
   NonDeterminismError,
@@ -29,7 +30,7 @@ import type { CallRecord, ExecutionState } from './fold.js';
 import { assertCallName, assertName, newId } from './ids.js';
 import type { LogWriter } from './log-writer.js';
 import { recordableError, shrunkError } from './recordable-error.js';
-import { resolveRetryPolicy, retryDelay } from './retry.js';
+import { checkedRetryPolicy, resolveRetryPolicy, retryDelay } from './retry.js';
 import type { Awaiting, RunFeatures, RunInternals } from './run-features.js';
 import { waitForSignal } from './signal-wait.js';
 import type { Timer } from './spi.js';
@@ -128,8 +129,9 @@ export class ExecutionRun implements WorkflowContext {
   private async stepAt<T>(
     name: string,
     fn: (info: StepInfo) => T | Promise<T>,
-    options: StepOptions,
+    given: StepOptions,
   ): Promise<T> {
+    const options = stepOptions(name, given);
     const { position, record } = this.next('step', name);
     if (record?.status === 'completed') return record.output as T;
     if (record?.status === 'failed') {
@@ -144,17 +146,15 @@ export class ExecutionRun implements WorkflowContext {
   }
 
   sleep(name: string, ms: number): Promise<void> {
-    if (!Number.isFinite(ms) || ms < 0)
-      throw new RangeError(`ctx.sleep("${name}"): ms must be >= 0, got ${ms}`);
+    const delay = durationMs(ms, `ctx.sleep("${name}")`, 'ms');
     return this.ordered(
       this.cursor,
-      this.sleepAt(name, () => this.host.clock() + ms),
+      this.sleepAt(name, () => this.host.clock() + delay),
     );
   }
 
   sleepUntil(name: string, until: Date | number): Promise<void> {
-    const at = typeof until === 'number' ? until : until.getTime();
-    if (!Number.isFinite(at)) throw new RangeError(`ctx.sleepUntil("${name}"): not a valid time`);
+    const at = parseWith(instantSchema, until, `ctx.sleepUntil("${name}")`, 'until');
     return this.ordered(
       this.cursor,
       this.sleepAt(name, () => at),
@@ -559,6 +559,17 @@ export class ExecutionRun implements WorkflowContext {
       throw new Error(`execution "${this.executionId}": workflow context used after its run ended`);
     this.throwIfAborted();
   }
+}
+
+/** A step's options checked at the call: durations whole ms (adr/0032), a valid retry policy. */
+function stepOptions(name: string, options: StepOptions): StepOptions {
+  const where = `ctx.step("${name}") options`;
+  const timeoutMs = optionalPositiveMs(options.timeoutMs, where, 'timeoutMs');
+  const retry = options.retry === undefined ? undefined : checkedRetryPolicy(options.retry, where);
+  return {
+    ...(timeoutMs === undefined ? {} : { timeoutMs }),
+    ...(retry === undefined ? {} : { retry }),
+  };
 }
 
 function isUnretryable(error: unknown): boolean {

@@ -30,6 +30,15 @@ export type {
 } from './context-api.js';
 export { decodeCursor, encodeCursor } from './cursor.js';
 export { type DeadLetterDeps, deadLetterExecution } from './dead-letter.js';
+export {
+  durationMs,
+  durationMsSchema,
+  instantSchema,
+  MAX_DURATION_MS,
+  optionalDurationMs,
+  optionalPositiveMs,
+  positiveDurationMsSchema,
+} from './durations.js';
 export * from './errors.js';
 export {
   type CallKind,

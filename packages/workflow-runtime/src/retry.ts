@@ -1,4 +1,7 @@
 /** Step retry policies: exponential backoff with deterministic jitter. */
+import { z } from 'zod';
+import { durationMsSchema } from './durations.js';
+import { parseWith } from './workflow.js';
 
 /** How a step is retried. */
 export interface RetryPolicy {
@@ -16,6 +19,19 @@ export interface RetryPolicy {
 
 /** A policy with every default filled in. */
 export type ResolvedRetryPolicy = Required<RetryPolicy>;
+
+const policySchema = z.object({
+  maxAttempts: z.number().int().min(1).optional(),
+  initialMs: durationMsSchema.optional(),
+  factor: z.number().min(1).refine(Number.isFinite, 'must be finite').optional(),
+  maxMs: durationMsSchema.optional(),
+  jitter: z.number().min(0).max(1).optional(),
+});
+
+/** `policy` checked (durations whole ms >= 0, adr/0032); throws `InvalidInputError` naming the field. */
+export function checkedRetryPolicy(policy: RetryPolicy, where: string): RetryPolicy {
+  return parseWith(policySchema, policy, where, 'retry') as RetryPolicy;
+}
 
 /** Fill in the defaults of a policy. */
 export function resolveRetryPolicy(policy: RetryPolicy = {}): ResolvedRetryPolicy {

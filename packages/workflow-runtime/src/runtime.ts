@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { type CancelResult, cancelExecution } from './cancellation.js';
 import { Codec, DEFAULT_MAX_PAYLOAD_BYTES } from './codec.js';
 import { deadLetterExecution } from './dead-letter.js';
+import { optionalPositiveMs } from './durations.js';
 import { checkedErrorClasses, ErrorClassRegistry } from './error-classes.js';
 import {
   CancelledError,
@@ -135,7 +136,10 @@ export class Runtime {
     const maintains = maintenance !== false && options.workflows.length > 0;
     // Maintenance takes over runs whose lease expired, so its runtime keeps leases of its own.
     this.leaseTtlMs =
-      options.lease === undefined && !maintains ? undefined : (options.lease?.ttlMs ?? DEFAULT_LEASE_TTL_MS);
+      options.lease === undefined && !maintains
+        ? undefined
+        : (optionalPositiveMs(options.lease?.ttlMs, 'createRuntime options', 'lease.ttlMs') ??
+          DEFAULT_LEASE_TTL_MS);
     this.leases =
       this.leaseTtlMs === undefined
         ? undefined
@@ -151,8 +155,10 @@ export class Runtime {
       options.observers === undefined || options.observers.length === 0
         ? undefined
         : new Observers([...options.observers], this.onError);
+    const childRecheckMs =
+      optionalPositiveMs(options.childRecheckMs, 'createRuntime options', 'childRecheckMs') ?? 60_000;
     this.features = {
-      ...this.featureDeps(options.childRecheckMs ?? 60_000, maxPendingSignalsOf(options)),
+      ...this.featureDeps(childRecheckMs, maxPendingSignalsOf(options)),
       ...client,
     };
     this.runFeatures = runFeatures(this.features);

@@ -10,6 +10,7 @@
  */
 
 import type { WaitForSignalOptions } from './context-api.js';
+import { optionalDurationMs } from './durations.js';
 import { UnknownSignalError } from './errors.js';
 import type { SignalReceivedPayload } from './events.js';
 import { newId } from './ids.js';
@@ -33,9 +34,11 @@ export async function waitForSignal<T>(
   options: WaitForSignalOptions<T>,
 ): Promise<T | undefined> {
   const schema = schemaOf(run, name, options);
-  const { timeoutMs } = options;
-  if (timeoutMs !== undefined && (!Number.isFinite(timeoutMs) || timeoutMs < 0))
-    throw new RangeError(`ctx.waitForSignal("${name}"): timeoutMs must be >= 0, got ${timeoutMs}`);
+  const timeoutMs = optionalDurationMs(
+    options.timeoutMs,
+    `ctx.waitForSignal("${name}") options`,
+    'timeoutMs',
+  );
   const { position, record } = run.next('signal', name);
   const where = `signal "${name}" of execution "${run.executionId}"`;
   if (record?.status === 'completed') return parseWith(schema, record.output, where, 'payload');
