@@ -61,12 +61,14 @@ export async function cancelExecution(
       return { cancelled: true, status: current.status, alreadyRequested: true };
     assertRunnable(deps, current);
     const fence = await deps.stores.events.acquireFence(executionId);
-    const { firstAppend } = deps.takeOver(current, fence, [
+    const { firstAppend, outcome } = deps.takeOver(current, fence, [
       { type: 'CANCEL_REQUESTED', payload: { reason, fence } },
       { type: 'EXECUTION_RESUMED', payload: { reason: 'cancellation requested', fence } },
     ]);
     try {
       await firstAppend;
+      // The cancelling run goes on in the background: a store error there is reported (adr/0033).
+      outcome.catch((error: unknown) => deps.onError(error, `cancelling run of execution "${executionId}"`));
       return { cancelled: true, status: 'running' };
     } catch (error) {
       // The holder appended between our read and our fence: read again (it is fenced out now).

@@ -243,6 +243,10 @@ export class Runtime {
     const begun = await this.bootstrapWithRetry(definition, executionId, input, run);
     if (begun === 'exists' && options.strict === true)
       await this.assertSameInput(definition, executionId, input);
+    // The run goes on in the background, with no caller to throw to: a store error (or any
+    // other) there goes to onError, and the execution is left for recovery (adr/0033).
+    if (run && begun !== 'exists')
+      begun.outcome.catch((error: unknown) => this.onError(error, `run of execution "${executionId}"`));
     return this.handle<Out>(executionId);
   }
 
