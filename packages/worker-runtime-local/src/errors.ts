@@ -8,6 +8,7 @@ import { SkeinError } from '@skein/workflow-runtime';
 export const LocalErrorCodes = {
   SupervisorTickFailed: 'SUPERVISOR_TICK_FAILED',
   LeaseMismatch: 'LEASE_MISMATCH',
+  QueueSlotLapsed: 'QUEUE_SLOT_LAPSED',
 } as const;
 
 /** One of {@link LocalErrorCodes}. */
@@ -40,6 +41,23 @@ export class LeaseMismatchError extends SkeinError {
     super(
       LocalErrorCodes.LeaseMismatch,
       `execution "${executionId}": the worker lease was allocated for execution "${leaseExecutionId}"`,
+    );
+  }
+}
+
+/**
+ * A queue slot this node holds lapsed before it was renewed (the node stalled past the TTL):
+ * another node may now run the execution, or hold the capacity; the run here goes on until its
+ * next write meets a newer fence.
+ */
+export class QueueSlotLapsedError extends SkeinError {
+  constructor(
+    readonly executionId: string,
+    readonly queue: string,
+  ) {
+    super(
+      LocalErrorCodes.QueueSlotLapsed,
+      `execution "${executionId}": its slot in queue "${queue}" lapsed before it was renewed`,
     );
   }
 }

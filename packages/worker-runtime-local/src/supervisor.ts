@@ -15,6 +15,7 @@ import {
   walkExecutions,
 } from '@skein/workflow-runtime';
 import { SupervisorTickError } from './errors.js';
+import { QueueClaims } from './queue-claims.js';
 import { SupervisorWakeups, type WakeupSource } from './supervisor-wakeups.js';
 import { deadLetterReason, TickFailures } from './tick-failures.js';
 
@@ -105,6 +106,8 @@ export class Supervisor {
   private leading = false;
   /** Settles once the runtime's own maintenance is off: this supervisor does that work now. */
   private readonly handedOver: Promise<void>;
+  /** Claims of the runtime's queues, when its stores keep queues (docs/queues.md). */
+  private readonly queueClaims: QueueClaims | undefined;
 
   constructor(options: SupervisorOptions) {
     this.runtime = options.runtime;
@@ -130,6 +133,21 @@ export class Supervisor {
     });
     this.owner = this.runtime.leaseOwner;
     this.handedOver = this.runtime.stopMaintenance();
+    this.queueClaims =
+      this.stores.queues === undefined
+        ? undefined
+        : new QueueClaims({
+            runtime: this.runtime,
+            queues: this.stores.queues,
+            owner: this.owner,
+            ttlMs: this.ttlMs,
+            concurrency: this.concurrency,
+            clock: this.clock,
+            inFlight: (id) => this.inFlight.has(id),
+            launch: (id, phase, work) => this.launch(id, phase, work, false),
+            freed: () => this.tickSoon(),
+            onError: this.onError,
+          });
     this.wakeups =
       options.wakeups === undefined
         ? undefined
@@ -167,6 +185,10 @@ export class Supervisor {
     if (report.leader)
       await this.phase('dead-letter failing executions', report, () => this.deadLetter(report));
     await this.phase('list pending executions', report, () => this.claimPending(report));
+    if (this.queueClaims !== undefined && this.runtime.queues.all().length > 0)
+      report.claimed.push(
+        ...(await this.phase('claim queue slots', report, () => this.queueClaims!.claim())),
+      );
     if (!report.leader) return report;
     await this.phase('claim due timers', report, () => this.fireTimers(report));
     if (requested && performance.now() - this.lastRecovery < this.intervalMs) return report;
@@ -203,6 +225,7 @@ export class Supervisor {
     await this.subscribed;
     await this.wakeups?.stop();
     await this.idle();
+    this.queueClaims?.stop();
     await this.stores.leases.release(this.leaderKey, this.owner);
   }
 
@@ -289,7 +312,8 @@ export class Supervisor {
   private async claimPending(report: TickReport): Promise<void> {
     let candidates: ExecutionSummary[] = [];
     const claimCandidates = async (): Promise<void> => {
-      const batch = candidates;
+      const queued = await this.queueClaims?.admitted(candidates.map((summary) => summary.executionId));
+      const batch = queued === undefined ? candidates : candidates.filter((c) => !queued.has(c.executionId));
       candidates = [];
       const claimed = await Promise.all(
         batch.map(({ executionId: id }) =>
@@ -342,6 +366,8 @@ export class Supervisor {
       if (this.inFlight.has(id)) continue;
       const taken = await this.attempt(id, 'recovery', report, async () => {
         if (!(await expired(summary))) return false;
+        // A queue recovers its own executions, through a lapsed slot, within its limits.
+        if ((await this.queueClaims?.admitted([id]))?.has(id) === true) return false;
         return this.claim(id, 'running', summary.sequence);
       });
       if (taken !== true) continue;

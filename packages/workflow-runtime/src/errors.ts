@@ -36,6 +36,8 @@ export const ErrorCodes = {
   DuplicateWorkflow: 'DUPLICATE_WORKFLOW',
   InvalidErrorClass: 'INVALID_ERROR_CLASS',
   ExecutionInputMismatch: 'EXECUTION_INPUT_MISMATCH',
+  UnknownQueue: 'UNKNOWN_QUEUE',
+  UnknownSchedule: 'UNKNOWN_SCHEDULE',
 } as const;
 
 /** One of {@link ErrorCodes}. */
@@ -277,6 +279,32 @@ export class UnknownWorkflowError extends SkeinError {
       `${executionId === undefined ? '' : `execution "${executionId}": `}` +
         `workflow "${workflow}"${version === undefined ? '' : ` version ${version}`} is not registered` +
         ` (registered: ${registered.length === 0 ? 'none' : registered.join(', ')})`,
+    );
+  }
+}
+
+/** A queue name that no `createRuntime({ queues })` of this runtime registered. */
+export class UnknownQueueError extends SkeinError {
+  constructor(
+    readonly queue: string,
+    readonly registered: readonly string[],
+  ) {
+    super(
+      ErrorCodes.UnknownQueue,
+      `queue "${queue}" is not registered (registered: ${registered.length === 0 ? 'none' : registered.join(', ')})`,
+    );
+  }
+}
+
+/** A schedule name that no `createRuntime({ schedules })` of this runtime registered. */
+export class UnknownScheduleError extends SkeinError {
+  constructor(
+    readonly schedule: string,
+    readonly registered: readonly string[],
+  ) {
+    super(
+      ErrorCodes.UnknownSchedule,
+      `schedule "${schedule}" is not registered (registered: ${registered.length === 0 ? 'none' : registered.join(', ')})`,
     );
   }
 }
@@ -546,6 +574,8 @@ export const ErrorClassesByCode: { readonly [C in ErrorCode]: ErrorClass } = {
   [ErrorCodes.InvalidAppend]: InvalidAppendError,
   [ErrorCodes.TenantScope]: TenantScopeError,
   [ErrorCodes.ExecutionInputMismatch]: ExecutionInputMismatchError,
+  [ErrorCodes.UnknownQueue]: UnknownQueueError,
+  [ErrorCodes.UnknownSchedule]: UnknownScheduleError,
 };
 
 const MAX_CAUSE_DEPTH = 16;

@@ -110,6 +110,7 @@ export {
   MemoryEventStore,
   type MemoryEventStoreOptions,
   MemoryLeaseStore,
+  MemoryQueueStore,
   MemorySignalStore,
   MemorySnapshotStore,
   MemoryTimerStore,
@@ -123,6 +124,30 @@ export type {
   ObservedStepEnd,
   RuntimeObserver,
 } from './observers.js';
+export {
+  type ClaimPlan,
+  type ClaimPlanInput,
+  compareQueueItems,
+  freeSlots,
+  type LiveSlots,
+  planClaims,
+} from './queues/claim-plan.js';
+export {
+  defineQueue,
+  type QueueDefinition,
+  type QueueOptions,
+  QueueRegistry,
+} from './queues/define-queue.js';
+export type {
+  ClaimQueueOptions,
+  QueueEnqueueResult,
+  QueueEntry,
+  QueueItem,
+  QueueItemState,
+  QueueLimits,
+  QueueStore,
+} from './queues/queue-spi.js';
+export type { QueueEnqueueOptions } from './queues/queued-enqueue.js';
 export { recordableError } from './recordable-error.js';
 export {
   type AbandonedPredicate,
@@ -135,6 +160,7 @@ export {
 export { type ResolvedRetryPolicy, type RetryPolicy, resolveRetryPolicy, retryDelay } from './retry.js';
 export {
   createRuntime,
+  type EnqueueOptions,
   type ExecuteOptions,
   type ExecuteRequest,
   Runtime,

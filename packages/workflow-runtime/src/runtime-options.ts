@@ -6,6 +6,8 @@ import { executionIdSchema, nameSchema } from './ids.js';
 import type { LeaseOptions } from './leases.js';
 import type { MaintenanceOptions } from './maintenance.js';
 import type { RuntimeObserver } from './observers.js';
+import type { QueueDefinition } from './queues/define-queue.js';
+import type { QueueEnqueueOptions } from './queues/queued-enqueue.js';
 import type { Stores } from './spi.js';
 import type { AnyWorkflow } from './workflow.js';
 
@@ -65,6 +67,12 @@ export interface RuntimeOptions {
    * and then the runtime keeps no record for them). See `RuntimeObserver`.
    */
   observers?: readonly RuntimeObserver[];
+  /**
+   * Queues `enqueue({ queue })` may name, with their limits; `Supervisor`s claim their
+   * executions within them. Needs stores that keep queues (`stores.queues`; default: none).
+   * See `docs/queues.md`.
+   */
+  queues?: readonly QueueDefinition[];
 }
 
 /** Options of `execute` (dispatch and worker runtimes pass them; see `docs/dispatch.md`). */
@@ -102,6 +110,9 @@ export interface StartOptions {
    */
   strict?: boolean;
 }
+
+/** Options of `enqueue`: those of `start`, and the queue ones (docs/queues.md). */
+export interface EnqueueOptions extends StartOptions, QueueEnqueueOptions {}
 
 /** A handle on one execution. */
 export interface WorkflowHandle<Out = unknown> {

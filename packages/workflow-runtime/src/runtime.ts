@@ -34,6 +34,8 @@ import {
   maintenanceOptionsSchema,
 } from './maintenance.js';
 import { Observers } from './observers.js';
+import { QueueRegistry } from './queues/define-queue.js';
+import { enqueueItem, queueStoreOf, usesQueue } from './queues/queued-enqueue.js';
 import { lostResumeRace, resumeFence } from './resume-fence.js';
 import type { RunFeatures } from './run-features.js';
 import {
@@ -45,6 +47,7 @@ import {
   type TakeoverEvent,
 } from './runtime-features.js';
 import {
+  type EnqueueOptions,
   type ExecuteOptions,
   type ExecuteRequest,
   executeOptionsSchema,
@@ -75,7 +78,7 @@ type Bootstrapped = 'exists' | { outcome: Promise<RunOutcome> };
 /** How long a timer claim holds before another node may fire the timer. */
 const TIMER_CLAIM_TTL_MS = 30_000;
 
-export type { ExecuteOptions, ExecuteRequest, RuntimeOptions, StartOptions, WorkflowHandle };
+export type { EnqueueOptions, ExecuteOptions, ExecuteRequest, RuntimeOptions, StartOptions, WorkflowHandle };
 
 /** Runs workflows durably over `stores`; see {@link createRuntime}. */
 export class Runtime {
@@ -106,6 +109,8 @@ export class Runtime {
   private readonly observers: Observers | undefined;
   /** The in-process maintenance, or undefined when it is off (adr/0042). */
   private maintenance: Maintenance | undefined;
+  /** The queues `enqueue({ queue })` may name (docs/queues.md). */
+  readonly queues: QueueRegistry;
 
   /**
    * @param options see {@link RuntimeOptions}
@@ -162,6 +167,8 @@ export class Runtime {
       ...client,
     };
     this.runFeatures = runFeatures(this.features);
+    this.queues = new QueueRegistry(options.queues ?? []);
+    if (options.queues !== undefined && options.queues.length > 0) queueStoreOf(this.stores, 'createRuntime');
     if (maintains) this.startMaintenance(maintenance ?? {});
   }
 
@@ -222,13 +229,54 @@ export class Runtime {
     return this.begin<Out>(workflow, input, options, true);
   }
 
-  /** Write seq 0 and leave the execution `pending` for any node's supervisor to run. */
+  /**
+   * Write seq 0 and leave the execution `pending` for any node's supervisor to run. With a
+   * `queue`, the queue's item is written first and supervisors run it within the queue's
+   * limits; a `deduplicationId` whose execution is not finished yet returns that execution's
+   * handle (docs/queues.md).
+   * @example
+   * await runtime.enqueue(send, input, { queue: emails, partitionKey: tenantId, deduplicationId: 'x' });
+   */
   async enqueue<In, Out, Raw>(
     workflow: WorkflowDefinition<In, Out, Raw>,
     input: Raw,
-    options: StartOptions = {},
+    options: EnqueueOptions = {},
   ): Promise<WorkflowHandle<Out>> {
+    if (usesQueue(options)) return this.enqueueQueued<Out>(workflow, input, options);
     return this.begin<Out>(workflow, input, options, false);
+  }
+
+  /** `enqueue` into a queue: the item (or the first of a duplicate), then seq 0. */
+  private async enqueueQueued<Out>(
+    workflow: AnyWorkflow,
+    input: unknown,
+    options: EnqueueOptions,
+  ): Promise<WorkflowHandle<Out>> {
+    const executionId = this.prepareStart(workflow, options);
+    const definition = this.registry.get(workflow.name, workflow.version);
+    const deps = {
+      stores: this.stores,
+      queues: this.queues,
+      codec: this.codec,
+      clock: this.clock,
+      maxPayloadBytes: this.maxPayloadBytes,
+    };
+    const enqueued = await enqueueItem(deps, definition, input, executionId, options);
+    if (enqueued.created) await this.bootstrapWithRetry(definition, executionId, input, false);
+    else await this.startQueued(enqueued.executionId);
+    return this.handle<Out>(enqueued.executionId);
+  }
+
+  /**
+   * Write seq 0 of a queue item whose enqueuer has not (yet) written it, from the item itself;
+   * nothing when it exists or the item is gone. Resolves with the item's workflow, if any.
+   */
+  async startQueued(executionId: string): Promise<void> {
+    if ((await this.stores.events.getExecution(executionId)) !== null) return;
+    const item = await queueStoreOf(this.stores, 'startQueued').get(executionId);
+    if (item === null || !this.registry.has(item.workflow, item.version)) return;
+    const definition = this.registry.get(item.workflow, item.version);
+    await this.bootstrapWithRetry(definition, executionId, this.codec.decode(item.input), false);
   }
 
   /** `start` (run here when `run`) and `enqueue`: seq 0, then a handle. */
@@ -712,6 +760,9 @@ export class Runtime {
   }
 
   private async afterRun(executionId: string, run: ExecutionRun, outcome: RunOutcome): Promise<void> {
+    // An execution of a queue leaves it at its end, whichever node ran it (its deduplicationId is free).
+    if (outcome.kind === 'terminal' && this.stores.queues !== undefined && this.queues.all().length > 0)
+      await this.stores.queues.finish(executionId);
     await Promise.all(run.firedTimers.map((timerId) => this.stores.timers.complete(timerId)));
     // A crash between TIMER_FIRED and deleting its row leaves the row behind; an execution
     // that ever used a timer clears every row of its own once it is terminal.

@@ -3,6 +3,7 @@
  * PostgreSQL in their own packages) and prove themselves with `@skein/conformance`.
  */
 import type { EventType, ExecutionStatus, StoredEvent } from './events.js';
+import type { QueueStore } from './queues/queue-spi.js';
 
 /** One event to append; the payload is already encoded by the codec. */
 export interface EventDraft {
@@ -253,6 +254,8 @@ export interface Stores {
   leases: LeaseStore;
   /** The signal inbox (`runtime.signal` writes it, `ctx.waitForSignal` consumes it). */
   signals: SignalStore;
+  /** Queue items and slots, for `defineQueue` (docs/queues.md; default: none, and queues are refused). */
+  queues?: QueueStore;
   /** Release connections and files. */
   close(): void | Promise<void>;
 }

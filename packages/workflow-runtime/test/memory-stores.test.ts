@@ -2,6 +2,7 @@
 import {
   eventStoreSuite,
   leaseStoreSuite,
+  queueStoreSuite,
   signalStoreSuite,
   snapshotStoreSuite,
   timerStoreSuite,
@@ -15,3 +16,4 @@ snapshotStoreSuite({ name: 'memory', open });
 timerStoreSuite({ name: 'memory', open });
 leaseStoreSuite({ name: 'memory', open });
 signalStoreSuite({ name: 'memory', open });
+queueStoreSuite({ name: 'memory', open });

@@ -2,12 +2,14 @@
 import type { Stores } from '../spi.js';
 import { MemoryEventStore, type MemoryEventStoreOptions } from './memory-event-store.js';
 import { MemoryLeaseStore } from './memory-lease-store.js';
+import { MemoryQueueStore } from './memory-queue-store.js';
 import { MemorySignalStore } from './memory-signal-store.js';
 import { MemorySnapshotStore } from './memory-snapshot-store.js';
 import { MemoryTimerStore } from './memory-timer-store.js';
 
 export { MemoryEventStore, type MemoryEventStoreOptions } from './memory-event-store.js';
 export { MemoryLeaseStore } from './memory-lease-store.js';
+export { MemoryQueueStore } from './memory-queue-store.js';
 export { MemorySignalStore } from './memory-signal-store.js';
 export { MemorySnapshotStore } from './memory-snapshot-store.js';
 export { MemoryTimerStore } from './memory-timer-store.js';
@@ -24,6 +26,7 @@ export function openMemoryStores(options: MemoryEventStoreOptions = {}): Stores 
     timers: new MemoryTimerStore(),
     leases: new MemoryLeaseStore(),
     signals: new MemorySignalStore(),
+    queues: new MemoryQueueStore(),
     close() {},
   };
 }

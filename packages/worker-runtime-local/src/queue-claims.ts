@@ -1,0 +1,133 @@
+/**
+ * The supervisor's side of queues (docs/queues.md): each tick, claim slots of every registered
+ * queue up to this node's room, run the admitted executions, renew their slots while they run,
+ * and give each slot back when its run ends or suspends. Executions a queue admits are left out
+ * of the plain pending claims and of lease-expiry recovery: a lapsed slot is how a queue
+ * recovers them, within its limits.
+ */
+import type { QueueDefinition, QueueItem, QueueStore, Runtime } from '@skein/workflow-runtime';
+import { QueueSlotLapsedError } from './errors.js';
+
+/** What the queue claims need from their supervisor. */
+export interface QueueClaimsDeps {
+  runtime: Runtime;
+  queues: QueueStore;
+  owner: string;
+  ttlMs: number;
+  /** Runs of this node per queue without a `workerConcurrency` of its own. */
+  concurrency: number;
+  clock(): number;
+  /** True while this supervisor has work of the execution in flight. */
+  inFlight(executionId: string): boolean;
+  /** Run `work` in the background as the supervisor's work of `executionId`. */
+  launch(executionId: string, phase: string, work: () => Promise<unknown>): void;
+  /** A slot was given back: claim again soon. */
+  freed(): void;
+  onError(error: unknown, context: string): void;
+}
+
+/** A failed run is queued again this long after it failed. */
+const RETRY_AFTER_MS = 1_000;
+
+/** Slots this node holds, renewed every third of the TTL while any is held. */
+export class QueueClaims {
+  /** Held slots: execution id → queue name. */
+  private readonly held = new Map<string, string>();
+  private renewal: ReturnType<typeof setInterval> | undefined;
+
+  constructor(private readonly deps: QueueClaimsDeps) {}
+
+  /** Claim and run what every registered queue admits now; returns the ids started. */
+  async claim(): Promise<string[]> {
+    const started: string[] = [];
+    for (const queue of this.deps.runtime.queues.all()) {
+      const room = (queue.limits.workerConcurrency ?? this.deps.concurrency) - this.holding(queue.name);
+      if (room <= 0) continue;
+      const items = await this.deps.queues.claim({
+        queue: queue.name,
+        owner: this.deps.owner,
+        now: this.deps.clock(),
+        ttlMs: this.deps.ttlMs,
+        max: room,
+        limits: queue.limits,
+        priority: queue.priority,
+      });
+      for (const item of items) {
+        this.hold(item.executionId, queue);
+        if (this.deps.inFlight(item.executionId)) continue; // still running here: the slot is its own
+        this.deps.launch(item.executionId, `run of an execution of queue "${queue.name}"`, () =>
+          this.run(item),
+        );
+        started.push(item.executionId);
+      }
+    }
+    return started;
+  }
+
+  /** Of `ids`, those a queue admits and recovers (left out of plain claims and recovery). */
+  async admitted(ids: readonly string[]): Promise<Set<string>> {
+    if (ids.length === 0) return new Set();
+    return new Set(await this.deps.queues.admitting(ids));
+  }
+
+  /** Stop renewing (the supervisor stopped; its runs have settled). */
+  stop(): void {
+    if (this.renewal !== undefined) clearInterval(this.renewal);
+    this.renewal = undefined;
+  }
+
+  private holding(queue: string): number {
+    let count = 0;
+    for (const name of this.held.values()) if (name === queue) count += 1;
+    return count;
+  }
+
+  private hold(executionId: string, queue: QueueDefinition): void {
+    this.held.set(executionId, queue.name);
+    if (this.renewal !== undefined) return;
+    this.renewal = setInterval(() => void this.renew(), Math.max(1, Math.floor(this.deps.ttlMs / 3)));
+    this.renewal.unref?.();
+  }
+
+  /** Run an admitted execution; give its slot back as it ends, suspends or fails. */
+  private async run(item: QueueItem): Promise<void> {
+    const { runtime, queues, owner } = this.deps;
+    const id = item.executionId;
+    try {
+      const state = await runtime.execute({
+        executionId: id,
+        workflow: item.workflow,
+        version: item.version,
+        input: runtime.codec.decode(item.input),
+      });
+      if (state.status === 'suspended') await queues.release(id, owner, { state: 'suspended' });
+      else if (state.status === 'pending' || state.status === 'running')
+        await queues.release(id, owner, { state: 'queued', availableAt: this.deps.clock() });
+      else await queues.finish(id);
+    } catch (error) {
+      await queues.release(id, owner, { state: 'queued', availableAt: this.deps.clock() + RETRY_AFTER_MS });
+      throw error;
+    } finally {
+      this.held.delete(id);
+      if (this.held.size === 0) this.stop();
+      this.deps.freed();
+    }
+  }
+
+  private async renew(): Promise<void> {
+    const ids = [...this.held.keys()];
+    if (ids.length === 0) return;
+    try {
+      const renewed = new Set(
+        await this.deps.queues.renew(this.deps.owner, ids, this.deps.ttlMs, this.deps.clock()),
+      );
+      for (const id of ids) {
+        const queue = this.held.get(id);
+        if (!renewed.has(id) && queue !== undefined)
+          this.deps.onError(new QueueSlotLapsedError(id, queue), 'queue slot renewal');
+      }
+    } catch (error) {
+      this.deps.onError(error, 'queue slot renewal');
+    }
+  }
+}
