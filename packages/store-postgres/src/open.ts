@@ -5,6 +5,7 @@ import { loadMigrations, migrate } from './migrate.js';
 import { type PostgresStoresOptions, resolveOptions } from './options.js';
 import { PostgresEventStore } from './postgres-event-store.js';
 import { PostgresLeaseStore } from './postgres-lease-store.js';
+import { PostgresQueueStore } from './postgres-queue-store.js';
 import { PostgresSignalStore } from './postgres-signal-store.js';
 import { PostgresSnapshotStore } from './postgres-snapshot-store.js';
 import { PostgresTimerStore } from './postgres-timer-store.js';
@@ -18,6 +19,8 @@ export interface PostgresStores extends Stores {
   leases: PostgresLeaseStore;
   /** The signal inbox (new signals notify the `signals` wake-up channel). */
   signals: PostgresSignalStore;
+  /** Queue items and slots (docs/queues.md). */
+  queues: PostgresQueueStore;
   /** `LISTEN`/`NOTIFY` between the processes sharing the schema (timers notify `timers`). */
   wakeups: PostgresWakeups;
   /** The schema the stores live in. */
@@ -61,6 +64,7 @@ export async function openPostgresStores(options: PostgresStoresOptions): Promis
     timers: new PostgresTimerStore(db),
     leases: new PostgresLeaseStore(db),
     signals: new PostgresSignalStore(db),
+    queues: new PostgresQueueStore(db),
     wakeups,
     schema: resolved.schema,
     close() {

@@ -2,6 +2,7 @@
 import {
   eventStoreSuite,
   leaseStoreSuite,
+  queueStoreSuite,
   signalStoreSuite,
   snapshotStoreSuite,
   timerStoreSuite,
@@ -18,4 +19,5 @@ whenPostgres(() => {
   timerStoreSuite({ name: 'postgres', open: () => openTestStores() });
   leaseStoreSuite({ name: 'postgres', open: () => openTestStores() });
   signalStoreSuite({ name: 'postgres', open: () => openTestStores() });
+  queueStoreSuite({ name: 'postgres', open: () => openTestStores() });
 });

@@ -4,6 +4,7 @@ import { type ConnectionOptions, openConnection } from './connection.js';
 import { loadMigrations, migrate } from './migrate.js';
 import { SqliteEventStore } from './sqlite-event-store.js';
 import { SqliteLeaseStore } from './sqlite-lease-store.js';
+import { SqliteQueueStore } from './sqlite-queue-store.js';
 import { SqliteSignalStore } from './sqlite-signal-store.js';
 import { SqliteSnapshotStore } from './sqlite-snapshot-store.js';
 import { SqliteTimerStore } from './sqlite-timer-store.js';
@@ -23,6 +24,8 @@ export interface SqliteStores extends Stores {
   timers: SqliteTimerStore;
   leases: SqliteLeaseStore;
   signals: SqliteSignalStore;
+  /** Queue items and slots (docs/queues.md). */
+  queues: SqliteQueueStore;
   close(): Promise<void>;
 }
 
@@ -51,6 +54,7 @@ export function openSqliteStores(options: SqliteStoresOptions): SqliteStores {
     timers: new SqliteTimerStore(db),
     leases: new SqliteLeaseStore(db),
     signals: new SqliteSignalStore(db),
+    queues: new SqliteQueueStore(db),
     close() {
       closing ??= events.drain().then(() => {
         db.close();

@@ -2,6 +2,7 @@
 import {
   eventStoreSuite,
   leaseStoreSuite,
+  queueStoreSuite,
   signalStoreSuite,
   snapshotStoreSuite,
   timerStoreSuite,
@@ -15,3 +16,4 @@ snapshotStoreSuite({ name: 'sqlite', open: () => openTempStores() });
 timerStoreSuite({ name: 'sqlite', open: () => openTempStores() });
 leaseStoreSuite({ name: 'sqlite', open: () => openTempStores() });
 signalStoreSuite({ name: 'sqlite', open: () => openTempStores() });
+queueStoreSuite({ name: 'sqlite', open: () => openTempStores() });

@@ -123,5 +123,5 @@ function pickPartition(
 /** Index of the first key greater than `cursor` (0 when none is: the rotation wraps). */
 function firstAfter(keys: readonly string[], cursor: string): number {
   const at = keys.findIndex((key) => key > cursor);
-  return at < 0 ? 0 : at;
+  return Math.max(at, 0);
 }

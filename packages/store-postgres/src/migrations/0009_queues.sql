@@ -1,0 +1,35 @@
+-- Queue items and their slots (docs/queues.md). A row in state 'running' holds a slot until
+-- expires_at; a lapsed one is claimable again. Time always comes from the caller.
+CREATE TABLE skein_queue_items (
+  execution_id text COLLATE "C" NOT NULL PRIMARY KEY,
+  queue text COLLATE "C" NOT NULL,
+  partition_key text COLLATE "C" NOT NULL,
+  priority integer NOT NULL,
+  workflow text NOT NULL,
+  version integer NOT NULL,
+  input text NOT NULL,
+  enqueued_at bigint NOT NULL,
+  available_at bigint NOT NULL,
+  deduplication_id text COLLATE "C",
+  state text NOT NULL CHECK (state IN ('queued', 'running', 'suspended')),
+  owner text,
+  expires_at bigint
+);
+
+CREATE UNIQUE INDEX skein_queue_items_dedup ON skein_queue_items (queue, deduplication_id)
+  WHERE deduplication_id IS NOT NULL;
+CREATE INDEX skein_queue_items_claim ON skein_queue_items (queue, state, partition_key, priority, enqueued_at);
+
+-- When slots were handed out, for rate limits; rows older than the window are pruned by claims.
+CREATE TABLE skein_queue_starts (
+  queue text COLLATE "C" NOT NULL,
+  started_at bigint NOT NULL
+);
+CREATE INDEX skein_queue_starts_window ON skein_queue_starts (queue, started_at);
+
+-- One row per queue: the partition it served last (the round-robin's place). Claims of a queue
+-- lock this row first, so they take turns across every process.
+CREATE TABLE skein_queue_cursors (
+  queue text COLLATE "C" NOT NULL PRIMARY KEY,
+  last_partition text COLLATE "C"
+);

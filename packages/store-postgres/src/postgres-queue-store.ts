@@ -1,0 +1,324 @@
+/**
+ * {@link QueueStore} on PostgreSQL. A claim is one transaction on a connection of its own: it
+ * locks the queue's cursor row (so claims of one queue take turns across every process), reads
+ * the live slots and the rate window, picks with `planClaims`, and takes the slots. Every other
+ * operation is one statement. Text holding U+0000 is refused with `NulInTextError` by `enqueue`.
+ */
+import {
+  type ClaimQueueOptions,
+  planClaims,
+  type QueueEnqueueResult,
+  type QueueEntry,
+  type QueueItem,
+  type QueueItemState,
+  type QueueStore,
+} from '@skein/workflow-runtime';
+import type pg from 'pg';
+import type { Database, Query } from './database.js';
+import { hasNul, refuseNul } from './nul-text.js';
+
+/** A row as the statements return it. */
+interface ItemRow {
+  executionId: string;
+  queue: string;
+  partitionKey: string;
+  priority: number;
+  workflow: string;
+  version: number;
+  input: string;
+  enqueuedAt: number;
+  availableAt: number;
+  deduplicationId: string | null;
+  state: QueueItemState;
+  owner: string | null;
+  expiresAt: number | null;
+}
+
+/** Queue items and slots in PostgreSQL, with the semantics of `MemoryQueueStore`. */
+export class PostgresQueueStore implements QueueStore {
+  /** @param db the shared pool, with the schema migrated (see `openPostgresStores`). */
+  constructor(private readonly db: Database) {}
+
+  async enqueue(item: QueueItem): Promise<QueueEnqueueResult> {
+    const texts: Record<string, string> = {
+      'the queue name': item.queue,
+      'the partition key': item.partitionKey,
+      'the input': item.input,
+    };
+    if (item.deduplicationId !== undefined) texts['the deduplication id'] = item.deduplicationId;
+    refuseNul('queues.enqueue', item.executionId, texts);
+    const inserted = await this.db.query('queues.enqueue', insertItem(item));
+    if ((inserted.rowCount ?? 0) === 1) return { executionId: item.executionId, created: true };
+    const first = (await this.db.query<{ executionId: string }>('queues.enqueue', firstOf(item))).rows[0];
+    // The conflicting row finished in between: try once more.
+    if (first === undefined) return this.enqueue(item);
+    return { executionId: first.executionId, created: false };
+  }
+
+  async claim(options: ClaimQueueOptions): Promise<QueueItem[]> {
+    if (hasNul(options.queue) || hasNul(options.owner)) return [];
+    const client = await this.db.pool.connect();
+    let failed = true;
+    try {
+      await client.query('BEGIN');
+      const chosen = await claimIn(client, options);
+      await client.query('COMMIT');
+      failed = false;
+      return chosen;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      this.db.pool.release(client, failed);
+    }
+  }
+
+  async renew(owner: string, executionIds: readonly string[], ttlMs: number, now: number): Promise<string[]> {
+    if (executionIds.length === 0 || hasNul(owner)) return [];
+    const ids = executionIds.filter((id) => !hasNul(id));
+    const rows = await this.db.query<{ executionId: string }>(
+      'queues.renew',
+      renewSlots(owner, ids, ttlMs, now),
+    );
+    return rows.rows.map((row) => row.executionId);
+  }
+
+  async release(
+    executionId: string,
+    owner: string,
+    to: { state: 'suspended' } | { state: 'queued'; availableAt: number },
+  ): Promise<boolean> {
+    if (hasNul(executionId) || hasNul(owner)) return false;
+    const availableAt = to.state === 'queued' ? to.availableAt : null;
+    const result = await this.db.query(
+      'queues.release',
+      releaseSlot(executionId, owner, to.state, availableAt),
+    );
+    return (result.rowCount ?? 0) === 1;
+  }
+
+  async finish(executionId: string): Promise<void> {
+    if (hasNul(executionId)) return;
+    await this.db.query('queues.finish', {
+      name: 'skein_queue_finish',
+      text: 'DELETE FROM skein_queue_items WHERE execution_id = $1',
+      values: [executionId],
+    });
+  }
+
+  async admitting(executionIds: readonly string[]): Promise<string[]> {
+    const ids = executionIds.filter((id) => !hasNul(id));
+    if (ids.length === 0) return [];
+    const rows = await this.db.query<{ executionId: string }>('queues.admitting', {
+      name: 'skein_queue_admitting',
+      text:
+        'SELECT execution_id AS "executionId" FROM skein_queue_items ' +
+        "WHERE execution_id = ANY($1::text[]) AND state IN ('queued', 'running')",
+      values: [ids],
+    });
+    return rows.rows.map((row) => row.executionId);
+  }
+
+  async get(executionId: string): Promise<QueueEntry | null> {
+    if (hasNul(executionId)) return null;
+    const row = (await this.db.query<ItemRow>('queues.get', selectItem(executionId))).rows[0];
+    return row === undefined ? null : toEntry(row);
+  }
+}
+
+/** The claim inside its transaction. */
+async function claimIn(client: pg.Client, options: ClaimQueueOptions): Promise<QueueItem[]> {
+  const { queue, owner, now, limits } = options;
+  const cursor = (await client.query<{ lastPartition: string | null }>(lockCursor(queue))).rows[0]
+    ?.lastPartition;
+  const byPartition = new Map<string, number>();
+  let total = 0;
+  let mine = 0;
+  for (const row of (await client.query<LiveRow>(liveSlots(owner, queue, now))).rows) {
+    total += row.count;
+    if (row.mine) mine += row.count;
+    byPartition.set(row.partitionKey, (byPartition.get(row.partitionKey) ?? 0) + row.count);
+  }
+  let inWindow = 0;
+  if (limits.rateLimit !== undefined)
+    inWindow = (await client.query<{ count: number }>(pruneAndCount(queue, now - limits.rateLimit.periodMs)))
+      .rows[0]!.count;
+  const candidates = (
+    await client.query<ItemRow>(claimable(queue, now, options.max, options.priority))
+  ).rows.map(toItem);
+  const plan = planClaims({
+    candidates,
+    live: { total, owner: mine, byPartition, inWindow },
+    limits,
+    max: options.max,
+    cursor: cursor ?? null,
+    priority: options.priority,
+  });
+  if (plan.chosen.length === 0) return [];
+  const ids = plan.chosen.map((item) => item.executionId);
+  const rated = limits.rateLimit === undefined ? 0 : ids.length;
+  await client.query(takeSlots(queue, owner, now, options.ttlMs, ids, rated, plan.cursor));
+  return plan.chosen;
+}
+
+interface LiveRow {
+  partitionKey: string;
+  mine: boolean;
+  count: number;
+}
+
+const COLUMNS =
+  'execution_id AS "executionId", queue, partition_key AS "partitionKey", priority, workflow, version, input, ' +
+  'enqueued_at AS "enqueuedAt", available_at AS "availableAt", deduplication_id AS "deduplicationId", state, ' +
+  'owner, expires_at AS "expiresAt"';
+
+function insertItem(item: QueueItem): Query {
+  return {
+    name: 'skein_queue_enqueue',
+    text:
+      'INSERT INTO skein_queue_items (execution_id, queue, partition_key, priority, workflow, version, input, ' +
+      "enqueued_at, available_at, deduplication_id, state) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'queued') " +
+      'ON CONFLICT DO NOTHING',
+    values: [
+      item.executionId,
+      item.queue,
+      item.partitionKey,
+      item.priority,
+      item.workflow,
+      item.version,
+      item.input,
+      item.enqueuedAt,
+      item.availableAt,
+      item.deduplicationId ?? null,
+    ],
+  };
+}
+
+/** The item an enqueue conflicted with: same execution id, or same deduplication id in the queue. */
+function firstOf(item: QueueItem): Query {
+  return {
+    name: 'skein_queue_first_of',
+    text:
+      'SELECT execution_id AS "executionId" FROM skein_queue_items WHERE execution_id = $1 ' +
+      'OR (queue = $2 AND deduplication_id = $3) ORDER BY execution_id = $1 DESC LIMIT 1',
+    values: [item.executionId, item.queue, item.deduplicationId ?? null],
+  };
+}
+
+function selectItem(executionId: string): Query {
+  return {
+    name: 'skein_queue_get',
+    text: `SELECT ${COLUMNS} FROM skein_queue_items WHERE execution_id = $1`,
+    values: [executionId],
+  };
+}
+
+/** Create the queue's cursor row if needed and lock it until the transaction ends. */
+function lockCursor(queue: string): Query {
+  return {
+    name: 'skein_queue_lock',
+    text:
+      'INSERT INTO skein_queue_cursors AS c (queue) VALUES ($1) ON CONFLICT (queue) DO UPDATE ' +
+      'SET queue = c.queue RETURNING last_partition AS "lastPartition"',
+    values: [queue],
+  };
+}
+
+/** Live slots by partition, and whether the owner holds them. */
+function liveSlots(owner: string, queue: string, now: number): Query {
+  return {
+    name: 'skein_queue_live',
+    text:
+      'SELECT partition_key AS "partitionKey", owner = $1 AS mine, count(*)::int AS count FROM skein_queue_items ' +
+      "WHERE queue = $2 AND state = 'running' AND expires_at > $3 GROUP BY partition_key, owner = $1",
+    values: [owner, queue, now],
+  };
+}
+
+/** Drop hand-outs older than the window, and count the ones inside it. */
+function pruneAndCount(queue: string, since: number): Query {
+  return {
+    name: 'skein_queue_window',
+    text:
+      'WITH pruned AS (DELETE FROM skein_queue_starts WHERE queue = $1 AND started_at <= $2) ' +
+      'SELECT count(*)::int AS count FROM skein_queue_starts WHERE queue = $1 AND started_at > $2',
+    values: [queue, since],
+  };
+}
+
+/** Each partition's first `limit` claimable items in serving order. */
+function claimable(queue: string, now: number, limit: number, priority: boolean): Query {
+  const order = priority ? 'priority, enqueued_at, execution_id' : 'enqueued_at, execution_id';
+  return {
+    name: priority ? 'skein_queue_claimable_by_priority' : 'skein_queue_claimable',
+    text:
+      `SELECT ${COLUMNS} FROM (SELECT *, row_number() OVER (PARTITION BY partition_key ORDER BY ${order}) AS rank ` +
+      "FROM skein_queue_items WHERE queue = $1 AND ((state = 'queued' AND available_at <= $2) " +
+      "OR (state = 'running' AND expires_at <= $2))) AS ranked WHERE rank <= $3 ORDER BY partition_key, rank",
+    values: [queue, now, limit],
+  };
+}
+
+/** Take the slots, record the hand-outs for the rate window, move the cursor: one statement. */
+function takeSlots(
+  queue: string,
+  owner: string,
+  now: number,
+  ttlMs: number,
+  ids: string[],
+  rated: number,
+  cursor: string | null,
+): Query {
+  return {
+    name: 'skein_queue_take',
+    text:
+      "WITH taken AS (UPDATE skein_queue_items SET state = 'running', owner = $2, expires_at = $3 " +
+      'WHERE execution_id = ANY($4::text[])), ' +
+      'started AS (INSERT INTO skein_queue_starts (queue, started_at) SELECT $1, $5 FROM generate_series(1, $6)) ' +
+      'UPDATE skein_queue_cursors SET last_partition = $7 WHERE queue = $1',
+    values: [queue, owner, now + ttlMs, ids, now, rated, cursor],
+  };
+}
+
+function renewSlots(owner: string, ids: string[], ttlMs: number, now: number): Query {
+  return {
+    name: 'skein_queue_renew',
+    text:
+      'UPDATE skein_queue_items SET expires_at = $3 WHERE execution_id = ANY($1::text[]) AND owner = $2 ' +
+      `AND state = 'running' AND expires_at > $4 RETURNING execution_id AS "executionId"`,
+    values: [ids, owner, now + ttlMs, now],
+  };
+}
+
+function releaseSlot(executionId: string, owner: string, state: string, availableAt: number | null): Query {
+  return {
+    name: 'skein_queue_release',
+    text:
+      'UPDATE skein_queue_items SET state = $3, available_at = coalesce($4, available_at), owner = NULL, ' +
+      "expires_at = NULL WHERE execution_id = $1 AND owner = $2 AND state = 'running'",
+    values: [executionId, owner, state, availableAt],
+  };
+}
+
+function toItem(row: ItemRow): QueueItem {
+  const item: QueueItem = {
+    executionId: row.executionId,
+    queue: row.queue,
+    partitionKey: row.partitionKey,
+    priority: row.priority,
+    workflow: row.workflow,
+    version: row.version,
+    input: row.input,
+    enqueuedAt: row.enqueuedAt,
+    availableAt: row.availableAt,
+  };
+  if (row.deduplicationId !== null) item.deduplicationId = row.deduplicationId;
+  return item;
+}
+
+function toEntry(row: ItemRow): QueueEntry {
+  const entry: QueueEntry = { ...toItem(row), state: row.state };
+  if (row.owner !== null) entry.owner = row.owner;
+  if (row.expiresAt !== null) entry.expiresAt = row.expiresAt;
+  return entry;
+}
