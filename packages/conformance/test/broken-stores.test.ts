@@ -143,3 +143,34 @@ describe('conformance suites reject broken signal stores', () => {
     ]);
   });
 });
+
+describe('conformance suites reject broken queue stores', () => {
+  it('control: the memory queue store passes every queue-store case in the same run', () => {
+    const control = cases.filter((result) => result.fullName.startsWith('control-memory: queue store'));
+    expect(control.length).toBeGreaterThan(10);
+    expect(control.filter((result) => result.status !== 'passed')).toEqual([]);
+  });
+
+  it('a store that holds concurrency per owner (per process) fails the across-owners cases', () => {
+    expect(failedTitles('broken-per-owner-limit')).toEqual(
+      expect.arrayContaining([
+        expect.stringContaining('concurrency is a limit across owners'),
+        expect.stringContaining(
+          'of concurrent claims by many owners, the slots handed out never pass concurrency',
+        ),
+      ]),
+    );
+  });
+
+  it('a store that ignores partition keys fails the fairness and partition-limit cases', () => {
+    expect(failedTitles('broken-no-partitions')).toEqual(
+      expect.arrayContaining([
+        expect.stringContaining('fairness: partitions share the slots round-robin'),
+        expect.stringContaining('fairness: the rotation goes on from the partition served last'),
+        expect.stringContaining('partition concurrency limits each key'),
+      ]),
+    );
+    for (const result of failedOf('broken-no-partitions'))
+      expect(result.fullName).toMatch(/partition|fairness|priority/);
+  });
+});

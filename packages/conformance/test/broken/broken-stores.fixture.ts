@@ -2,9 +2,16 @@
  * Not a test of its own: `broken-stores.test.ts` runs this file in a child vitest and reads
  * which cases failed. The memory stores run as the control: every case must pass on them.
  */
-import { eventStoreSuite, signalStoreSuite } from '@skein/conformance';
-import { MemoryEventStore, MemorySignalStore } from '@skein/workflow-runtime';
-import { brokenEventStores, brokenSignalStores, storesWith, storesWithSignals } from './index.js';
+import { eventStoreSuite, queueStoreSuite, signalStoreSuite } from '@skein/conformance';
+import { MemoryEventStore, MemoryQueueStore, MemorySignalStore } from '@skein/workflow-runtime';
+import {
+  brokenEventStores,
+  brokenQueueStores,
+  brokenSignalStores,
+  storesWith,
+  storesWithQueues,
+  storesWithSignals,
+} from './index.js';
 
 eventStoreSuite({ name: 'control-memory', open: () => storesWith(new MemoryEventStore()) });
 for (const [name, make] of Object.entries(brokenEventStores)) {
@@ -13,4 +20,8 @@ for (const [name, make] of Object.entries(brokenEventStores)) {
 signalStoreSuite({ name: 'control-memory', open: () => storesWithSignals(new MemorySignalStore()) });
 for (const [name, make] of Object.entries(brokenSignalStores)) {
   signalStoreSuite({ name, open: () => storesWithSignals(make()) });
+}
+queueStoreSuite({ name: 'control-memory', open: () => storesWithQueues(new MemoryQueueStore()) });
+for (const [name, make] of Object.entries(brokenQueueStores)) {
+  queueStoreSuite({ name, open: () => storesWithQueues(make()) });
 }

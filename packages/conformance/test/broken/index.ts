@@ -3,13 +3,16 @@ import {
   type EventStore,
   MemoryEventStore,
   MemoryLeaseStore,
+  MemoryQueueStore,
   MemorySignalStore,
   MemorySnapshotStore,
   MemoryTimerStore,
+  type QueueStore,
   type SignalStore,
   type Stores,
 } from '@skein/workflow-runtime';
 import { BatchWideFailureEventStore } from './batch-wide-failure.js';
+import { NoPartitionsQueueStore, PerOwnerLimitQueueStore } from './broken-queues.js';
 import { DuplicateSeqEventStore } from './duplicate-seq.js';
 import { GlobalSignalIdStore } from './global-signal-ids.js';
 import { NoFenceCheckEventStore } from './no-fence-check.js';
@@ -28,6 +31,17 @@ export const brokenSignalStores: Record<string, () => SignalStore> = {
   'broken-unbounded-inbox': () => new UnboundedInboxStore(),
   'broken-racy-inbox-bound': () => new RacyBoundInboxStore(),
 };
+
+/** Every broken queue store, by the name its suite run is registered under. */
+export const brokenQueueStores: Record<string, () => QueueStore> = {
+  'broken-per-owner-limit': () => new PerOwnerLimitQueueStore(),
+  'broken-no-partitions': () => new NoPartitionsQueueStore(),
+};
+
+/** A queue store and `close`, as the queue-store suite opens them. */
+export function storesWithQueues(queues: QueueStore): { queues: QueueStore; close(): void } {
+  return { queues, close() {} };
+}
 
 /** Whole stores around one event store (and a signal store), the other stores in memory. */
 export function storesWith(events: EventStore, signals: SignalStore = new MemorySignalStore()): Stores {
