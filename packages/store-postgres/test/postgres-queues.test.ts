@@ -1,0 +1,195 @@
+/**
+ * Queues across real processes on one PostgreSQL schema (docs/queues.md): three node processes
+ * run a queue's executions while the test samples, continuously, how many steps run at once on
+ * live nodes. A global limit holds while nodes are SIGKILLed and replaced; slots of killed nodes
+ * come back within the lease TTL (no deadlock); a rate limit holds in every window.
+ */
+import { openPostgresStores, type PostgresStores } from '@skein/store-postgres';
+import { createRuntime, type Runtime } from '@skein/workflow-runtime';
+import pg from 'pg';
+import { afterEach, describe, expect, it } from 'vitest';
+import { QueueNodes } from './queues/queue-processes.js';
+import { CREATE_TABLES, LEASE_TTL_MS, limited, queueWorkflow, rated } from './queues/queue-workflow.js';
+import { dropSchema, freshSchema, PG_URL, whenPostgres } from './support/pg.js';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** One schema, its nodes, a client runtime that enqueues, and a SQL connection for the checks. */
+interface Arena {
+  schema: string;
+  nodes: QueueNodes;
+  stores: PostgresStores;
+  client: Runtime;
+  sql: pg.Client;
+}
+
+const arenas: Arena[] = [];
+
+async function arena(): Promise<Arena> {
+  const schema = freshSchema();
+  const stores = await openPostgresStores({ url: PG_URL, schema, poolSize: 2 });
+  const sql = new pg.Client({ connectionString: PG_URL, options: `-c search_path=${schema}` });
+  await sql.connect();
+  await sql.query(CREATE_TABLES);
+  const workflow = queueWorkflow({ enter: async () => undefined, leave: async () => undefined });
+  const client = createRuntime({ stores, workflows: [workflow], queues: [limited, rated] });
+  const made = { schema, nodes: new QueueNodes(PG_URL, schema), stores, client, sql };
+  arenas.push(made);
+  return made;
+}
+
+afterEach(async () => {
+  for (const a of arenas.splice(0)) {
+    try {
+      await a.nodes.killAll();
+      await a.client.close();
+      await a.stores.close();
+      await a.sql.end();
+    } finally {
+      await dropSchema(a.schema);
+    }
+  }
+}, 30_000);
+
+async function completed(a: Arena): Promise<number> {
+  const { rows } = await a.sql.query<{ n: number }>(
+    "SELECT count(*)::int AS n FROM skein_executions WHERE status = 'completed'",
+  );
+  return rows[0]!.n;
+}
+
+async function untilCompleted(a: Arena, count: number, limitMs: number): Promise<void> {
+  const deadline = Date.now() + limitMs;
+  while ((await completed(a)) < count) {
+    if (Date.now() > deadline)
+      throw new Error(
+        `${await completed(a)} of ${count} completed within ${limitMs} ms; nodes said:\n${a.nodes.stderr}`,
+      );
+    await sleep(100);
+  }
+}
+
+/** Sample the steps running on live nodes until `stop()`; returns the most seen at once. */
+function sampleActive(a: Arena): { stop(): Promise<{ max: number; samples: number }> } {
+  let running = true;
+  let max = 0;
+  let samples = 0;
+  const loop = (async () => {
+    while (running) {
+      const live = new Set(a.nodes.livePids());
+      const { rows } = await a.sql.query<{ pid: number }>('SELECT pid FROM q_active');
+      const now = rows.filter((row) => live.has(row.pid)).length;
+      max = Math.max(max, now);
+      samples += 1;
+      await sleep(5);
+    }
+  })();
+  return {
+    async stop() {
+      running = false;
+      await loop;
+      return { max, samples };
+    },
+  };
+}
+
+whenPostgres(() => {
+  describe('queues across 3 processes on PostgreSQL', () => {
+    it('a global limit is never exceeded (sampled continuously) while nodes are SIGKILLed and replaced', async () => {
+      const a = await arena();
+      const workflow = a.client.workflow('q-work');
+      for (let i = 0; i < 60; i++)
+        await a.client.enqueue(
+          workflow,
+          { queue: 'limited', ms: 150 },
+          { queue: limited, executionId: `l-${i}` },
+        );
+      const sampler = sampleActive(a);
+      for (let i = 0; i < 3; i++) a.nodes.spawn();
+      await Promise.all(a.nodes.all.map((node) => node.ready));
+      const chaosUntil = Date.now() + 8_000;
+      let kills = 0;
+      while (Date.now() < chaosUntil && (await completed(a)) < 60) {
+        await sleep(700);
+        const live = a.nodes.all.filter((node) => node.alive());
+        await a.nodes.kill(live[Math.floor(Math.random() * live.length)]!);
+        kills += 1;
+        a.nodes.spawn();
+      }
+      await untilCompleted(a, 60, 90_000);
+      const { max, samples } = await sampler.stop();
+      expect(kills).toBeGreaterThan(0);
+      expect(samples).toBeGreaterThan(50);
+      expect(max).toBeLessThanOrEqual(4);
+      expect(max).toBeGreaterThanOrEqual(3); // the limit was reached, so the check could fail
+    }, 150_000);
+
+    it('slots held by SIGKILLed nodes come back within the lease TTL: the queue never deadlocks', async () => {
+      const a = await arena();
+      const workflow = a.client.workflow('q-work');
+      for (let i = 0; i < 20; i++)
+        await a.client.enqueue(
+          workflow,
+          { queue: 'limited', ms: 400 },
+          { queue: limited, executionId: `d-${i}` },
+        );
+      const first = [a.nodes.spawn(), a.nodes.spawn(), a.nodes.spawn()];
+      await Promise.all(first.map((node) => node.ready));
+      // Wait until every slot of the queue is held, then kill every node holding them.
+      const deadline = Date.now() + 30_000;
+      while ((await a.sql.query("SELECT 1 FROM skein_queue_items WHERE state = 'running'")).rowCount! < 4) {
+        if (Date.now() > deadline)
+          throw new Error(`slots were never all held; nodes said:\n${a.nodes.stderr}`);
+        await sleep(20);
+      }
+      await Promise.all(first.map((node) => a.nodes.kill(node)));
+      const held = await a.sql.query<{ owner: string }>(
+        "SELECT owner FROM skein_queue_items WHERE state = 'running'",
+      );
+      expect(held.rowCount).toBe(4);
+      const second = [a.nodes.spawn(), a.nodes.spawn(), a.nodes.spawn()];
+      await Promise.all(second.map((node) => node.ready));
+      const readyAt = Date.now();
+      const pids = second.map((node) => node.pid);
+      await untilCompleted(a, 20, 90_000);
+      const { rows } = await a.sql.query<{ first: number }>(
+        'SELECT min(at_ms)::bigint AS first FROM q_starts WHERE pid = ANY($1::int[])',
+        [pids],
+      );
+      // Ready nodes wait at most for the dead nodes' slots to lapse, plus a tick or two.
+      expect(Number(rows[0]!.first) - readyAt).toBeLessThanOrEqual(LEASE_TTL_MS + 1_500);
+      const { rows: left } = await a.sql.query('SELECT execution_id FROM skein_queue_items');
+      expect(left).toEqual([]);
+    }, 150_000);
+
+    it('a rate limit is never exceeded in any window across processes', async () => {
+      const a = await arena();
+      const workflow = a.client.workflow('q-work');
+      const nodes = [a.nodes.spawn(), a.nodes.spawn(), a.nodes.spawn()];
+      await Promise.all(nodes.map((node) => node.ready));
+      for (let i = 0; i < 20; i++)
+        await a.client.enqueue(
+          workflow,
+          { queue: 'rated', ms: 300 },
+          { queue: rated, executionId: `r-${i}` },
+        );
+      await untilCompleted(a, 20, 60_000);
+      const { rows } = await a.sql.query<{ at: string; pid: number }>(
+        'SELECT at_ms AS at, pid FROM q_starts ORDER BY at_ms',
+      );
+      const starts = rows.map((row) => Number(row.at));
+      expect(starts).toHaveLength(20);
+      expect(new Set(rows.map((row) => row.pid)).size).toBeGreaterThan(1); // more than one process started work
+      // The limit is on slot hand-outs; a step starts some time after its claim (the takeover,
+      // the replay, the probe's insert: up to a few hundred ms on a loaded host), so windows are
+      // checked 300 ms shorter than the period to absorb that jitter. A queue without the limit
+      // would start all 20 within one window.
+      const window = rated.limits.rateLimit!.periodMs - 300;
+      const most = Math.max(...starts.map((at) => starts.filter((s) => s >= at && s < at + window).length));
+      expect(most).toBeLessThanOrEqual(5);
+      expect(most).toBeGreaterThanOrEqual(4); // the rate was reached, so the check could fail
+      // 20 starts at 5 per second take at least three whole periods.
+      expect(starts.at(-1)! - starts[0]!).toBeGreaterThanOrEqual(3 * 1_000 - 300);
+    }, 120_000);
+  });
+});

@@ -1,0 +1,50 @@
+/**
+ * The queue tests' workflow, queues and settings, shared by the test and its node processes.
+ * The step records itself in `q_active` while it runs (deleted when it ends) and its start in
+ * `q_starts`, both with the node's pid: the test samples `q_active` of live pids continuously
+ * for the global limit, and reads `q_starts` for the rate windows.
+ */
+import { defineQueue, defineWorkflow } from '@skein/workflow-runtime';
+import { z } from 'zod';
+
+/** Slot and execution lease TTL of every node: short, so a killed node's slots lapse fast. */
+export const LEASE_TTL_MS = 1_500;
+/** Supervisor tick interval of every node. */
+export const TICK_MS = 50;
+
+/** A global limit well below what the nodes could run together (3 nodes × 3). */
+export const limited = defineQueue({ name: 'limited', concurrency: 4, workerConcurrency: 3 });
+/** A rate limit across every node; each node holds at most 2 slots, so several nodes share a window. */
+export const rated = defineQueue({
+  name: 'rated',
+  workerConcurrency: 2,
+  rateLimit: { limit: 5, periodMs: 1_000 },
+});
+
+export const CREATE_TABLES = `
+CREATE TABLE q_active (execution_id text NOT NULL, pid integer NOT NULL, token text PRIMARY KEY);
+CREATE TABLE q_starts (execution_id text NOT NULL, pid integer NOT NULL, queue text NOT NULL,
+  at_ms bigint NOT NULL DEFAULT (extract(epoch FROM clock_timestamp()) * 1000)::bigint);`;
+
+/** What the step does around its pause: `enter` before, `leave` after. */
+export interface StepProbe {
+  enter(executionId: string, queue: string, token: string): Promise<void>;
+  leave(token: string): Promise<void>;
+}
+
+/** The workflow: one step that holds its place in `q_active` for `ms`. */
+export function queueWorkflow(probe: StepProbe) {
+  return defineWorkflow({
+    name: 'q-work',
+    input: z.object({ queue: z.string(), ms: z.number().int().nonnegative() }),
+    async run(ctx, input) {
+      return ctx.step('work', async ({ executionId, attempt }) => {
+        const token = `${executionId}:${attempt}:${process.pid}:${Math.random()}`;
+        await probe.enter(executionId, input.queue, token);
+        await new Promise((resolve) => setTimeout(resolve, input.ms));
+        await probe.leave(token);
+        return process.pid;
+      });
+    },
+  });
+}
