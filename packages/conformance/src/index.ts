@@ -21,6 +21,11 @@ export {
   type QueueStoreUnderTest,
   queueStoreSuite,
 } from './queue-store-suite.js';
+export {
+  type ScheduleStoreSuiteOptions,
+  type ScheduleStoreUnderTest,
+  scheduleStoreSuite,
+} from './schedule-store-suite.js';
 export { type SignalStoreSuiteOptions, signalStoreSuite } from './signal-store-suite.js';
 export { type SnapshotStoreSuiteOptions, snapshotStoreSuite } from './snapshot-store-suite.js';
 export { type TextBoundarySuiteOptions, textBoundarySuite } from './text-boundary-suite.js';

@@ -6,6 +6,7 @@ import { type PostgresStoresOptions, resolveOptions } from './options.js';
 import { PostgresEventStore } from './postgres-event-store.js';
 import { PostgresLeaseStore } from './postgres-lease-store.js';
 import { PostgresQueueStore } from './postgres-queue-store.js';
+import { PostgresScheduleStore } from './postgres-schedule-store.js';
 import { PostgresSignalStore } from './postgres-signal-store.js';
 import { PostgresSnapshotStore } from './postgres-snapshot-store.js';
 import { PostgresTimerStore } from './postgres-timer-store.js';
@@ -21,6 +22,8 @@ export interface PostgresStores extends Stores {
   signals: PostgresSignalStore;
   /** Queue items and slots (docs/queues.md). */
   queues: PostgresQueueStore;
+  /** Schedule state (docs/schedules.md). */
+  schedules: PostgresScheduleStore;
   /** `LISTEN`/`NOTIFY` between the processes sharing the schema (timers notify `timers`). */
   wakeups: PostgresWakeups;
   /** The schema the stores live in. */
@@ -65,6 +68,7 @@ export async function openPostgresStores(options: PostgresStoresOptions): Promis
     leases: new PostgresLeaseStore(db),
     signals: new PostgresSignalStore(db),
     queues: new PostgresQueueStore(db),
+    schedules: new PostgresScheduleStore(db),
     wakeups,
     schema: resolved.schema,
     close() {

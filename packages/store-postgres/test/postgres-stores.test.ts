@@ -3,6 +3,7 @@ import {
   eventStoreSuite,
   leaseStoreSuite,
   queueStoreSuite,
+  scheduleStoreSuite,
   signalStoreSuite,
   snapshotStoreSuite,
   timerStoreSuite,
@@ -20,4 +21,5 @@ whenPostgres(() => {
   leaseStoreSuite({ name: 'postgres', open: () => openTestStores() });
   signalStoreSuite({ name: 'postgres', open: () => openTestStores() });
   queueStoreSuite({ name: 'postgres', open: () => openTestStores() });
+  scheduleStoreSuite({ name: 'postgres', open: () => openTestStores() });
 });

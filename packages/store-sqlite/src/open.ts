@@ -5,6 +5,7 @@ import { loadMigrations, migrate } from './migrate.js';
 import { SqliteEventStore } from './sqlite-event-store.js';
 import { SqliteLeaseStore } from './sqlite-lease-store.js';
 import { SqliteQueueStore } from './sqlite-queue-store.js';
+import { SqliteScheduleStore } from './sqlite-schedule-store.js';
 import { SqliteSignalStore } from './sqlite-signal-store.js';
 import { SqliteSnapshotStore } from './sqlite-snapshot-store.js';
 import { SqliteTimerStore } from './sqlite-timer-store.js';
@@ -26,6 +27,8 @@ export interface SqliteStores extends Stores {
   signals: SqliteSignalStore;
   /** Queue items and slots (docs/queues.md). */
   queues: SqliteQueueStore;
+  /** Schedule state (docs/schedules.md). */
+  schedules: SqliteScheduleStore;
   close(): Promise<void>;
 }
 
@@ -55,6 +58,7 @@ export function openSqliteStores(options: SqliteStoresOptions): SqliteStores {
     leases: new SqliteLeaseStore(db),
     signals: new SqliteSignalStore(db),
     queues: new SqliteQueueStore(db),
+    schedules: new SqliteScheduleStore(db),
     close() {
       closing ??= events.drain().then(() => {
         db.close();

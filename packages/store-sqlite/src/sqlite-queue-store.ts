@@ -172,7 +172,7 @@ function candidatesIn(db: Db, order: string): Database.Statement<[string, number
 
 function prepare(db: Db) {
   return {
-    insert: db.prepare<QueueItem & { deduplicationId: string | null }>(
+    insert: db.prepare<Omit<QueueItem, 'deduplicationId'> & { deduplicationId: string | null }>(
       'INSERT INTO skein_queue_items (execution_id, queue, partition_key, priority, workflow, version, input, ' +
         'enqueued_at, available_at, deduplication_id, state) VALUES (@executionId, @queue, @partitionKey, @priority, ' +
         "@workflow, @version, @input, @enqueuedAt, @availableAt, @deduplicationId, 'queued') ON CONFLICT DO NOTHING",

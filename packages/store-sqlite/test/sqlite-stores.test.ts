@@ -3,6 +3,7 @@ import {
   eventStoreSuite,
   leaseStoreSuite,
   queueStoreSuite,
+  scheduleStoreSuite,
   signalStoreSuite,
   snapshotStoreSuite,
   timerStoreSuite,
@@ -17,3 +18,4 @@ timerStoreSuite({ name: 'sqlite', open: () => openTempStores() });
 leaseStoreSuite({ name: 'sqlite', open: () => openTempStores() });
 signalStoreSuite({ name: 'sqlite', open: () => openTempStores() });
 queueStoreSuite({ name: 'sqlite', open: () => openTempStores() });
+scheduleStoreSuite({ name: 'sqlite', open: () => openTempStores() });

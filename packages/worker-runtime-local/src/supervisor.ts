@@ -66,6 +66,8 @@ export interface TickReport {
   timersFired: number;
   /** Executions dead-lettered for failing past `tickFailureDeadlineMs`. */
   deadLettered: string[];
+  /** Executions the leader enqueued for due times of the runtime's schedules (docs/schedules.md). */
+  scheduled: string[];
   /** Per-execution errors; each execution's failure did not stop the tick. */
   errors: [executionId: string, error: unknown][];
 }
@@ -177,6 +179,7 @@ export class Supervisor {
       recovered: [],
       timersFired: 0,
       deadLettered: [],
+      scheduled: [],
       errors: this.settledErrors.splice(0),
     };
     await this.phase("turn the runtime's own maintenance off", report, () => this.handedOver);
@@ -191,6 +194,11 @@ export class Supervisor {
       );
     if (!report.leader) return report;
     await this.phase('claim due timers', report, () => this.fireTimers(report));
+    if (this.runtime.schedules.all().length > 0)
+      report.scheduled = await this.phase('fire due schedules', report, () =>
+        this.runtime.fireSchedules(this.clock()),
+      );
+    if (report.scheduled.length > 0) this.tickSoon(); // claim them at once
     if (requested && performance.now() - this.lastRecovery < this.intervalMs) return report;
     this.lastRecovery = performance.now();
     await this.phase('list running executions', report, () => this.recoverExpired(report));

@@ -163,7 +163,7 @@ describe('queues on one SQLite file', () => {
     }
     const history = await runtime.history(handle.executionId);
     const started = history.find((event) => event.type === 'STEP_STARTED' || event.type === 'STEP_COMPLETED');
-    expect(started!.recordedAt - enqueuedAt).toBeGreaterThanOrEqual(300);
+    expect(started!.recordedAt.getTime() - enqueuedAt).toBeGreaterThanOrEqual(300);
   });
 
   it('L7: bad queue options or input are refused before anything is written', async () => {

@@ -111,6 +111,7 @@ export {
   type MemoryEventStoreOptions,
   MemoryLeaseStore,
   MemoryQueueStore,
+  MemoryScheduleStore,
   MemorySignalStore,
   MemorySnapshotStore,
   MemoryTimerStore,
@@ -168,6 +169,16 @@ export {
   type StartOptions,
   type WorkflowHandle,
 } from './runtime.js';
+export {
+  defineSchedule,
+  type ScheduleCatchUp,
+  type ScheduleDefinition,
+  type ScheduleOptions,
+  type ScheduleOverlap,
+  ScheduleRegistry,
+  scheduledExecutionId,
+} from './schedules/define-schedule.js';
+export type { ScheduleState, ScheduleStore } from './schedules/schedule-spi.js';
 export {
   DEFAULT_MAX_PENDING_SIGNALS,
   DEFAULT_PENDING_LIMIT,

@@ -8,6 +8,7 @@ import type { MaintenanceOptions } from './maintenance.js';
 import type { RuntimeObserver } from './observers.js';
 import type { QueueDefinition } from './queues/define-queue.js';
 import type { QueueEnqueueOptions } from './queues/queued-enqueue.js';
+import type { ScheduleDefinition } from './schedules/define-schedule.js';
 import type { Stores } from './spi.js';
 import type { AnyWorkflow } from './workflow.js';
 
@@ -73,6 +74,11 @@ export interface RuntimeOptions {
    * See `docs/queues.md`.
    */
   queues?: readonly QueueDefinition[];
+  /**
+   * Schedules the leader `Supervisor` fires, one execution per due time across every node.
+   * Needs stores that keep schedules (`stores.schedules`; default: none). See `docs/schedules.md`.
+   */
+  schedules?: readonly ScheduleDefinition[];
 }
 
 /** Options of `execute` (dispatch and worker runtimes pass them; see `docs/dispatch.md`). */

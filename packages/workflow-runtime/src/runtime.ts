@@ -59,6 +59,9 @@ import {
   type WorkflowHandle,
 } from './runtime-options.js';
 import { sameRecordedValue } from './same-value.js';
+import { ScheduleRegistry } from './schedules/define-schedule.js';
+import { fireSchedule, scheduleStoreOf, setPaused, stateOf } from './schedules/fire-schedules.js';
+import type { ScheduleState } from './schedules/schedule-spi.js';
 import { maxPendingSignalsOf, type SignalOptions, type SignalResult, sendSignal } from './signal-send.js';
 import type { Stores, Timer } from './spi.js';
 import { assertUnscopedMayCreate, crossesTenant, storesTenant } from './tenancy.js';
@@ -111,6 +114,8 @@ export class Runtime {
   private maintenance: Maintenance | undefined;
   /** The queues `enqueue({ queue })` may name (docs/queues.md). */
   readonly queues: QueueRegistry;
+  /** The schedules the leader supervisor fires (docs/schedules.md). */
+  readonly schedules: ScheduleRegistry;
 
   /**
    * @param options see {@link RuntimeOptions}
@@ -169,6 +174,11 @@ export class Runtime {
     this.runFeatures = runFeatures(this.features);
     this.queues = new QueueRegistry(options.queues ?? []);
     if (options.queues !== undefined && options.queues.length > 0) queueStoreOf(this.stores, 'createRuntime');
+    this.schedules = new ScheduleRegistry(options.schedules ?? []);
+    for (const schedule of this.schedules.all()) {
+      scheduleStoreOf(this.stores, 'createRuntime');
+      this.registry.get(schedule.workflow.name, schedule.workflow.version);
+    }
     if (maintains) this.startMaintenance(maintenance ?? {});
   }
 
@@ -306,6 +316,57 @@ export class Runtime {
     const recorded = this.codec.decode<StartedPayload>(first.payload).input;
     if (!sameRecordedValue(this.codec.encode(recorded), this.codec.encode(parsed)))
       throw new ExecutionInputMismatchError(executionId, definition.name);
+  }
+
+  /**
+   * Fire the due times of every registered schedule that passed by `now` (the leader
+   * `Supervisor` calls it each tick): one execution per due time, whichever nodes call it.
+   * Resolves with the ids of the executions it enqueued; per-schedule errors go to `onError`.
+   */
+  async fireSchedules(now: number = this.clock()): Promise<string[]> {
+    this.assertOpen();
+    const store = scheduleStoreOf(this.stores, 'fireSchedules');
+    const deps = {
+      schedules: store,
+      events: this.stores.events,
+      enqueue: async (schedule: { workflow: AnyWorkflow; input: unknown }, executionId: string) => {
+        await this.enqueue(schedule.workflow, schedule.input, { executionId });
+      },
+    };
+    const fired: string[] = [];
+    for (const schedule of this.schedules.all()) {
+      try {
+        fired.push(...(await fireSchedule(deps, schedule, now)));
+      } catch (error) {
+        this.onError(error, `schedule "${schedule.name}"`);
+      }
+    }
+    return fired;
+  }
+
+  /** Pause a schedule on every node: no due time fires until `resumeSchedule`. */
+  async pauseSchedule(name: string): Promise<ScheduleState> {
+    return setPaused(
+      scheduleStoreOf(this.stores, 'pauseSchedule'),
+      this.schedules.get(name),
+      true,
+      this.clock(),
+    );
+  }
+
+  /** Resume a paused schedule; the due times that passed while it was paused do not fire. */
+  async resumeSchedule(name: string): Promise<ScheduleState> {
+    return setPaused(
+      scheduleStoreOf(this.stores, 'resumeSchedule'),
+      this.schedules.get(name),
+      false,
+      this.clock(),
+    );
+  }
+
+  /** Where a schedule stands: its next due time, whether it is paused, the last execution it started. */
+  async scheduleState(name: string): Promise<ScheduleState | null> {
+    return stateOf(scheduleStoreOf(this.stores, 'scheduleState'), this.schedules.get(name), this.clock());
   }
 
   /**

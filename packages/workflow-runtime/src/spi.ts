@@ -4,6 +4,7 @@
  */
 import type { EventType, ExecutionStatus, StoredEvent } from './events.js';
 import type { QueueStore } from './queues/queue-spi.js';
+import type { ScheduleStore } from './schedules/schedule-spi.js';
 
 /** One event to append; the payload is already encoded by the codec. */
 export interface EventDraft {
@@ -256,6 +257,8 @@ export interface Stores {
   signals: SignalStore;
   /** Queue items and slots, for `defineQueue` (docs/queues.md; default: none, and queues are refused). */
   queues?: QueueStore;
+  /** Schedule state, for `defineSchedule` (docs/schedules.md; default: none, and schedules are refused). */
+  schedules?: ScheduleStore;
   /** Release connections and files. */
   close(): void | Promise<void>;
 }

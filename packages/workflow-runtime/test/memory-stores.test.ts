@@ -3,6 +3,7 @@ import {
   eventStoreSuite,
   leaseStoreSuite,
   queueStoreSuite,
+  scheduleStoreSuite,
   signalStoreSuite,
   snapshotStoreSuite,
   timerStoreSuite,
@@ -17,3 +18,4 @@ timerStoreSuite({ name: 'memory', open });
 leaseStoreSuite({ name: 'memory', open });
 signalStoreSuite({ name: 'memory', open });
 queueStoreSuite({ name: 'memory', open });
+scheduleStoreSuite({ name: 'memory', open: open });

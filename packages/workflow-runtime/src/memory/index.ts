@@ -3,6 +3,7 @@ import type { Stores } from '../spi.js';
 import { MemoryEventStore, type MemoryEventStoreOptions } from './memory-event-store.js';
 import { MemoryLeaseStore } from './memory-lease-store.js';
 import { MemoryQueueStore } from './memory-queue-store.js';
+import { MemoryScheduleStore } from './memory-schedule-store.js';
 import { MemorySignalStore } from './memory-signal-store.js';
 import { MemorySnapshotStore } from './memory-snapshot-store.js';
 import { MemoryTimerStore } from './memory-timer-store.js';
@@ -10,6 +11,7 @@ import { MemoryTimerStore } from './memory-timer-store.js';
 export { MemoryEventStore, type MemoryEventStoreOptions } from './memory-event-store.js';
 export { MemoryLeaseStore } from './memory-lease-store.js';
 export { MemoryQueueStore } from './memory-queue-store.js';
+export { MemoryScheduleStore } from './memory-schedule-store.js';
 export { MemorySignalStore } from './memory-signal-store.js';
 export { MemorySnapshotStore } from './memory-snapshot-store.js';
 export { MemoryTimerStore } from './memory-timer-store.js';
@@ -27,6 +29,7 @@ export function openMemoryStores(options: MemoryEventStoreOptions = {}): Stores 
     leases: new MemoryLeaseStore(),
     signals: new MemorySignalStore(),
     queues: new MemoryQueueStore(),
+    schedules: new MemoryScheduleStore(),
     close() {},
   };
 }

@@ -33,3 +33,13 @@ CREATE TABLE skein_queue_cursors (
   queue text COLLATE "C" NOT NULL PRIMARY KEY,
   last_partition text COLLATE "C"
 );
+
+-- Schedule state (docs/schedules.md), written compare-and-set on revision.
+CREATE TABLE skein_schedules (
+  name text COLLATE "C" NOT NULL PRIMARY KEY,
+  next_due_at bigint NOT NULL,
+  paused boolean NOT NULL,
+  revision bigint NOT NULL,
+  last_execution_id text,
+  buffered_due_at bigint
+);

@@ -32,3 +32,13 @@ CREATE TABLE skein_queue_cursors (
   queue TEXT NOT NULL PRIMARY KEY,
   last_partition TEXT
 ) WITHOUT ROWID;
+
+-- Schedule state (docs/schedules.md), written compare-and-set on revision.
+CREATE TABLE skein_schedules (
+  name TEXT NOT NULL PRIMARY KEY,
+  next_due_at INTEGER NOT NULL,
+  paused INTEGER NOT NULL,
+  revision INTEGER NOT NULL,
+  last_execution_id TEXT,
+  buffered_due_at INTEGER
+) WITHOUT ROWID;
