@@ -2,14 +2,22 @@
  * Queues across real processes on one PostgreSQL schema (docs/queues.md): three node processes
  * run a queue's executions while the test samples, continuously, how many steps run at once on
  * live nodes. A global limit holds while nodes are SIGKILLed and replaced; slots of killed nodes
- * come back within the lease TTL (no deadlock); a rate limit holds in every window.
+ * come back within the lease TTL (no deadlock); a rate limit holds in every window; a schedule
+ * fires once per due time, none missed, while its nodes are killed and restarted.
  */
 import { openPostgresStores, type PostgresStores } from '@skein/store-postgres';
 import { createRuntime, type Runtime } from '@skein/workflow-runtime';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { QueueNodes } from './queues/queue-processes.js';
-import { CREATE_TABLES, LEASE_TTL_MS, limited, queueWorkflow, rated } from './queues/queue-workflow.js';
+import {
+  CREATE_TABLES,
+  LEASE_TTL_MS,
+  limited,
+  queueWorkflow,
+  rated,
+  tickerSchedule,
+} from './queues/queue-workflow.js';
 import { dropSchema, freshSchema, PG_URL, whenPostgres } from './support/pg.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -32,7 +40,12 @@ async function arena(): Promise<Arena> {
   await sql.connect();
   await sql.query(CREATE_TABLES);
   const workflow = queueWorkflow({ enter: async () => undefined, leave: async () => undefined });
-  const client = createRuntime({ stores, workflows: [workflow], queues: [limited, rated] });
+  const client = createRuntime({
+    stores,
+    workflows: [workflow],
+    queues: [limited, rated],
+    schedules: [tickerSchedule(workflow)],
+  });
   const made = { schema, nodes: new QueueNodes(PG_URL, schema), stores, client, sql };
   arenas.push(made);
   return made;
@@ -191,5 +204,45 @@ whenPostgres(() => {
       // 20 starts at 5 per second take at least three whole periods.
       expect(starts.at(-1)! - starts[0]!).toBeGreaterThanOrEqual(3 * 1_000 - 300);
     }, 120_000);
+
+    it('a schedule fires once per due time, none missed, while its nodes are SIGKILLed and restarted', async () => {
+      const a = await arena();
+      for (let i = 0; i < 3; i++) a.nodes.spawn('schedule');
+      await Promise.all(a.nodes.all.map((node) => node.ready));
+      const chaosUntil = Date.now() + 6_000;
+      let kills = 0;
+      while (Date.now() < chaosUntil) {
+        await sleep(800);
+        const live = a.nodes.all.filter((node) => node.alive());
+        await a.nodes.kill(live[Math.floor(Math.random() * live.length)]!);
+        kills += 1;
+        a.nodes.spawn('schedule');
+      }
+      await a.client.pauseSchedule('ticker');
+      const deadline = Date.now() + 60_000;
+      const unfinished = async () =>
+        (await a.sql.query("SELECT 1 FROM skein_executions WHERE status <> 'completed'")).rowCount!;
+      while ((await unfinished()) > 0) {
+        if (Date.now() > deadline)
+          throw new Error(`executions left unfinished; nodes said:\n${a.nodes.stderr}`);
+        await sleep(100);
+      }
+      const { rows } = await a.sql.query<{ id: string }>(
+        'SELECT execution_id AS id FROM skein_executions ORDER BY execution_id',
+      );
+      const due = rows.map((row) => new Date(row.id.slice('schedule:ticker:'.length)).getTime());
+      expect(kills).toBeGreaterThan(3);
+      expect(due.length).toBeGreaterThan(10);
+      // Each execution is one due time of the schedule, and from the first to the last none is missing.
+      for (const [i, at] of due.entries()) {
+        expect(at % 300).toBe(0);
+        if (i > 0) expect(at - due[i - 1]!).toBe(300);
+      }
+      // Every execution's step ran (at least once; a run interrupted by a kill may have run twice).
+      const { rows: ran } = await a.sql.query<{ n: number }>(
+        "SELECT count(DISTINCT execution_id)::int AS n FROM q_starts WHERE queue = 'ticker'",
+      );
+      expect(ran[0]!.n).toBe(due.length);
+    }, 150_000);
   });
 });

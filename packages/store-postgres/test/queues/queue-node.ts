@@ -2,15 +2,16 @@
  * One node of the queue tests, a real process: a runtime with leases on, the test's queues,
  * and a Supervisor on the shared schema. Prints `ready` once ticking; exits when its parent
  * goes away (stdin closes).
- * Usage: node --import tsx queue-node.ts <url> <schema>
+ * With `schedule`, it also registers the ticker schedule (its leader fires it).
+ * Usage: node --import tsx queue-node.ts <url> <schema> [schedule]
  */
 import { openPostgresStores } from '@skein/store-postgres';
 import { Supervisor } from '@skein/worker-runtime-local';
 import { createRuntime } from '@skein/workflow-runtime';
 import pg from 'pg';
-import { LEASE_TTL_MS, limited, queueWorkflow, rated, TICK_MS } from './queue-workflow.js';
+import { LEASE_TTL_MS, limited, queueWorkflow, rated, TICK_MS, tickerSchedule } from './queue-workflow.js';
 
-const [url, schema] = process.argv.slice(2) as [string, string];
+const [url, schema, mode] = process.argv.slice(2) as [string, string, string | undefined];
 const stores = await openPostgresStores({ url, schema, poolSize: 4 });
 const probes = new pg.Pool({ connectionString: url, max: 4, options: `-c search_path=${schema}` });
 const report = (error: unknown, context: string) =>
@@ -39,6 +40,7 @@ const runtime = createRuntime({
   stores,
   workflows: [workflow],
   queues: [limited, rated],
+  schedules: mode === 'schedule' ? [tickerSchedule(workflow)] : [],
   lease: { ttlMs: LEASE_TTL_MS, owner: `node-${process.pid}` },
   onError: report,
 });

@@ -28,8 +28,10 @@ export class QueueNodes {
     private readonly schema: string,
   ) {}
 
-  spawn(): QueueNode {
-    const child = spawn(process.execPath, ['--import', 'tsx', nodeScript, this.url, this.schema], {
+  /** Start a node; with `schedule`, it registers the ticker schedule too. */
+  spawn(mode?: 'schedule'): QueueNode {
+    const args = [nodeScript, this.url, this.schema, ...(mode === undefined ? [] : [mode])];
+    const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
       cwd: root,
       env: { ...process.env, TSX_TSCONFIG_PATH: `${root}tsconfig.json` },
       stdio: ['pipe', 'pipe', 'pipe'],

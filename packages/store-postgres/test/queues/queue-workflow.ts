@@ -4,7 +4,7 @@
  * `q_starts`, both with the node's pid: the test samples `q_active` of live pids continuously
  * for the global limit, and reads `q_starts` for the rate windows.
  */
-import { defineQueue, defineWorkflow } from '@skein/workflow-runtime';
+import { defineQueue, defineSchedule, defineWorkflow } from '@skein/workflow-runtime';
 import { z } from 'zod';
 
 /** Slot and execution lease TTL of every node: short, so a killed node's slots lapse fast. */
@@ -46,5 +46,17 @@ export function queueWorkflow(probe: StepProbe) {
         return process.pid;
       });
     },
+  });
+}
+
+/** A schedule every 300 ms that runs every due time, even alongside the last (the nodes' `schedule` mode). */
+export function tickerSchedule(workflow: ReturnType<typeof queueWorkflow>) {
+  return defineSchedule({
+    name: 'ticker',
+    everyMs: 300,
+    workflow,
+    input: { queue: 'ticker', ms: 20 },
+    overlap: 'allow',
+    catchUp: 'all',
   });
 }
