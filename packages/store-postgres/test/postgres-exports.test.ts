@@ -9,6 +9,8 @@ import {
   openPostgresStores,
   PostgresEventStore,
   PostgresLeaseStore,
+  PostgresQueueStore,
+  PostgresScheduleStore,
   PostgresSignalStore,
   PostgresSnapshotStore,
   PostgresTimerStore,
@@ -60,6 +62,8 @@ describe('@skein/store-postgres exports', () => {
         expect(stores.timers).toBeInstanceOf(PostgresTimerStore);
         expect(stores.leases).toBeInstanceOf(PostgresLeaseStore);
         expect(stores.signals).toBeInstanceOf(PostgresSignalStore);
+        expect(stores.queues).toBeInstanceOf(PostgresQueueStore);
+        expect(stores.schedules).toBeInstanceOf(PostgresScheduleStore);
         expect(stores.wakeups).toBeInstanceOf(PostgresWakeups);
         expect(typeof openPostgresStores).toBe('function');
       } finally {

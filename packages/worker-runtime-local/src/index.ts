@@ -10,6 +10,7 @@ export {
   LeaseMismatchError,
   type LocalErrorCode,
   LocalErrorCodes,
+  QueueSlotLapsedError,
   SupervisorTickError,
 } from './errors.js';
 export { LocalDispatcher, type LocalDispatcherOptions } from './local-dispatcher.js';

@@ -26,6 +26,7 @@ describe('public entry points', () => {
       'LocalDispatcher',
       'LocalErrorCodes',
       'LocalWorkerRuntime',
+      'QueueSlotLapsedError',
       'SIGNAL_GRACE_MS',
       'SupervisingDispatcher',
       'Supervisor',
@@ -36,6 +37,10 @@ describe('public entry points', () => {
       'leaseExpired',
     ]);
     expect(new local.LeaseMismatchError('a', 'b').code).toBe(local.LocalErrorCodes.LeaseMismatch);
+    expect(new local.QueueSlotLapsedError('a', 'q').toJSON()).toMatchObject({
+      code: local.LocalErrorCodes.QueueSlotLapsed,
+      executionId: 'a',
+    });
     // The supervisor's channels are the ones the PostgreSQL stores notify.
     expect([local.WAKEUP_CHANNEL_TIMERS, local.WAKEUP_CHANNEL_SIGNALS, local.WAKEUP_CHANNEL_PENDING]).toEqual(
       ['timers', 'signals', 'pending'],
