@@ -278,10 +278,10 @@ export class Runtime {
   }
 
   /**
-   * Write seq 0 of a queue item whose enqueuer has not (yet) written it, from the item itself;
-   * nothing when it exists or the item is gone. Resolves with the item's workflow, if any.
+   * Write seq 0 of a queue item whose enqueuer has not (yet) written it, from the item itself
+   * (a duplicate enqueue met the first one's item before its seq 0); nothing when it exists.
    */
-  async startQueued(executionId: string): Promise<void> {
+  private async startQueued(executionId: string): Promise<void> {
     if ((await this.stores.events.getExecution(executionId)) !== null) return;
     const item = await queueStoreOf(this.stores, 'startQueued').get(executionId);
     if (item === null || !this.registry.has(item.workflow, item.version)) return;

@@ -3,7 +3,6 @@ import {
   type EventStore,
   MemoryEventStore,
   MemoryLeaseStore,
-  MemoryQueueStore,
   MemorySignalStore,
   MemorySnapshotStore,
   MemoryTimerStore,
