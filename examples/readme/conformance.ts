@@ -2,6 +2,8 @@
 import {
   eventStoreSuite,
   leaseStoreSuite,
+  queueStoreSuite,
+  scheduleStoreSuite,
   signalStoreSuite,
   snapshotStoreSuite,
   timerStoreSuite,
@@ -15,3 +17,5 @@ snapshotStoreSuite({ name: 'my-store', open });
 timerStoreSuite({ name: 'my-store', open });
 leaseStoreSuite({ name: 'my-store', open });
 signalStoreSuite({ name: 'my-store', open });
+queueStoreSuite({ name: 'my-store', open }); // with stores.queues (docs/queues.md)
+scheduleStoreSuite({ name: 'my-store', open }); // with stores.schedules (docs/schedules.md)
