@@ -6,6 +6,7 @@
  */
 import {
   type ClaimQueueOptions,
+  compareQueueItems,
   planClaims,
   type QueueEnqueueResult,
   type QueueEntry,
@@ -143,9 +144,9 @@ async function claimIn(client: pg.Client, options: ClaimQueueOptions): Promise<Q
   if (limits.rateLimit !== undefined)
     inWindow = (await client.query<{ count: number }>(pruneAndCount(queue, now - limits.rateLimit.periodMs)))
       .rows[0]!.count;
-  const candidates = (
-    await client.query<ItemRow>(claimable(queue, now, options.max, options.priority))
-  ).rows.map(toItem);
+  const candidates = (await client.query<ItemRow>(claimable(queue, now, options.max, options.priority))).rows
+    .map(toItem)
+    .sort((a, b) => compareQueueItems(a, b, options.priority));
   const plan = planClaims({
     candidates,
     live: { total, owner: mine, byPartition, inWindow },
@@ -246,15 +247,25 @@ function pruneAndCount(queue: string, since: number): Query {
   };
 }
 
-/** Each partition's first `limit` claimable items in serving order. */
+/**
+ * Each partition's first `limit` queued and available items in serving order, and every item
+ * holding a lapsed slot. The partitions are walked one index seek at a time (a loose index
+ * scan), and each partition's items read from its index order, so a backlog of any size in one
+ * partition costs `limit` rows.
+ */
 function claimable(queue: string, now: number, limit: number, priority: boolean): Query {
   const order = priority ? 'priority, enqueued_at, execution_id' : 'enqueued_at, execution_id';
   return {
     name: priority ? 'skein_queue_claimable_by_priority' : 'skein_queue_claimable',
     text:
-      `SELECT ${COLUMNS} FROM (SELECT *, row_number() OVER (PARTITION BY partition_key ORDER BY ${order}) AS rank ` +
-      "FROM skein_queue_items WHERE queue = $1 AND ((state = 'queued' AND available_at <= $2) " +
-      "OR (state = 'running' AND expires_at <= $2))) AS ranked WHERE rank <= $3 ORDER BY partition_key, rank",
+      'WITH RECURSIVE parts (key) AS (' +
+      "(SELECT partition_key FROM skein_queue_items WHERE queue = $1 AND state = 'queued' ORDER BY partition_key LIMIT 1) " +
+      "UNION ALL SELECT (SELECT i.partition_key FROM skein_queue_items i WHERE i.queue = $1 AND i.state = 'queued' " +
+      'AND i.partition_key > parts.key ORDER BY i.partition_key LIMIT 1) FROM parts WHERE parts.key IS NOT NULL) ' +
+      `SELECT c.* FROM parts CROSS JOIN LATERAL (SELECT ${COLUMNS} FROM skein_queue_items ` +
+      "WHERE queue = $1 AND state = 'queued' AND partition_key = parts.key AND available_at <= $2 " +
+      `ORDER BY ${order} LIMIT $3) AS c WHERE parts.key IS NOT NULL ` +
+      `UNION ALL SELECT ${COLUMNS} FROM skein_queue_items WHERE queue = $1 AND state = 'running' AND expires_at <= $2`,
     values: [queue, now, limit],
   };
 }

@@ -5,6 +5,7 @@
  */
 import {
   type ClaimQueueOptions,
+  compareQueueItems,
   planClaims,
   type QueueEnqueueResult,
   type QueueEntry,
@@ -111,8 +112,7 @@ function claimIn(statements: ReturnType<typeof prepare>, options: ClaimQueueOpti
     statements.pruneStarts.run(queue, since);
     inWindow = statements.startsSince.get(queue, since)?.count ?? 0;
   }
-  const take = options.priority ? statements.candidatesByPriority : statements.candidates;
-  const candidates = take.all(queue, now, now, options.max).map(toItem);
+  const candidates = claimable(statements, options).sort((a, b) => compareQueueItems(a, b, options.priority));
   const cursor = statements.cursor.get(queue)?.lastPartition ?? null;
   const plan = planClaims({
     candidates,
@@ -128,6 +128,24 @@ function claimIn(statements: ReturnType<typeof prepare>, options: ClaimQueueOpti
   }
   if (plan.cursor !== cursor) statements.setCursor.run(queue, plan.cursor);
   return plan.chosen;
+}
+
+/**
+ * Each partition's first `max` queued and available items in serving order, and every item
+ * holding a lapsed slot. The partitions are walked one index seek at a time, and each one's
+ * items read in index order, so a backlog of any size in one partition costs `max` rows.
+ */
+function claimable(statements: ReturnType<typeof prepare>, options: ClaimQueueOptions): QueueItem[] {
+  const { queue, now, max } = options;
+  const read = options.priority ? statements.partitionByPriority : statements.partitionByTime;
+  const rows: ItemRow[] = [];
+  let key = statements.firstPartition.get(queue)?.key;
+  while (key !== undefined) {
+    rows.push(...read.all(queue, key, now, max));
+    key = statements.nextPartition.get(queue, key)?.key;
+  }
+  rows.push(...statements.lapsed.all(queue, now));
+  return rows.map(toItem);
 }
 
 function toItem(row: ItemRow): QueueItem {
@@ -158,15 +176,14 @@ const COLUMNS =
   'enqueued_at AS enqueuedAt, available_at AS availableAt, deduplication_id AS deduplicationId, state, owner, ' +
   'expires_at AS expiresAt';
 
-/** Claimable: queued and available, or holding a lapsed slot (queue, now, now). */
-const CLAIMABLE =
-  "queue = ? AND ((state = 'queued' AND available_at <= ?) OR (state = 'running' AND expires_at <= ?))";
-
-/** Each partition's first `limit` claimable items in serving order (queue, now, now, limit). */
-function candidatesIn(db: Db, order: string): Database.Statement<[string, number, number, number], ItemRow> {
+/** A partition's first queued and available items in `order` (queue, partition key, now, limit). */
+function partitionItems(
+  db: Db,
+  order: string,
+): Database.Statement<[string, string, number, number], ItemRow> {
   return db.prepare(
-    `SELECT ${COLUMNS} FROM (SELECT *, row_number() OVER (PARTITION BY partition_key ORDER BY ${order}) AS rank ` +
-      `FROM skein_queue_items WHERE ${CLAIMABLE}) WHERE rank <= ? ORDER BY partition_key, rank`,
+    `SELECT ${COLUMNS} FROM skein_queue_items WHERE queue = ? AND state = 'queued' AND partition_key = ? ` +
+      `AND available_at <= ? ORDER BY ${order} LIMIT ?`,
   );
 }
 
@@ -192,8 +209,19 @@ function prepare(db: Db) {
     startsSince: db.prepare<[string, number], { count: number }>(
       'SELECT count(*) AS count FROM skein_queue_starts WHERE queue = ? AND started_at > ?',
     ),
-    candidates: candidatesIn(db, 'enqueued_at, execution_id'),
-    candidatesByPriority: candidatesIn(db, 'priority, enqueued_at, execution_id'),
+    firstPartition: db.prepare<[string], { key: string }>(
+      "SELECT partition_key AS key FROM skein_queue_items WHERE queue = ? AND state = 'queued' " +
+        'ORDER BY partition_key LIMIT 1',
+    ),
+    nextPartition: db.prepare<[string, string], { key: string }>(
+      "SELECT partition_key AS key FROM skein_queue_items WHERE queue = ? AND state = 'queued' " +
+        'AND partition_key > ? ORDER BY partition_key LIMIT 1',
+    ),
+    partitionByTime: partitionItems(db, 'enqueued_at, execution_id'),
+    partitionByPriority: partitionItems(db, 'priority, enqueued_at, execution_id'),
+    lapsed: db.prepare<[string, number], ItemRow>(
+      `SELECT ${COLUMNS} FROM skein_queue_items WHERE queue = ? AND state = 'running' AND expires_at <= ?`,
+    ),
     cursor: db.prepare<[string], { lastPartition: string | null }>(
       'SELECT last_partition AS lastPartition FROM skein_queue_cursors WHERE queue = ?',
     ),

@@ -18,7 +18,11 @@ CREATE TABLE skein_queue_items (
 
 CREATE UNIQUE INDEX skein_queue_items_dedup ON skein_queue_items (queue, deduplication_id)
   WHERE deduplication_id IS NOT NULL;
-CREATE INDEX skein_queue_items_claim ON skein_queue_items (queue, state, partition_key, priority, enqueued_at);
+-- A claim walks the partitions with a queued item, then reads each one's first items in serving
+-- order (by priority, or by enqueue time), so its cost follows the partitions, not the backlog.
+CREATE INDEX skein_queue_items_by_priority ON skein_queue_items
+  (queue, state, partition_key, priority, enqueued_at, execution_id);
+CREATE INDEX skein_queue_items_by_time ON skein_queue_items (queue, state, partition_key, enqueued_at, execution_id);
 
 -- When slots were handed out, for rate limits; rows older than the window are pruned by claims.
 CREATE TABLE skein_queue_starts (

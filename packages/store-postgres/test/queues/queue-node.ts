@@ -9,7 +9,15 @@ import { openPostgresStores } from '@skein/store-postgres';
 import { Supervisor } from '@skein/worker-runtime-local';
 import { createRuntime } from '@skein/workflow-runtime';
 import pg from 'pg';
-import { LEASE_TTL_MS, limited, queueWorkflow, rated, TICK_MS, tickerSchedule } from './queue-workflow.js';
+import {
+  LEASE_TTL_MS,
+  limited,
+  queueWorkflow,
+  rated,
+  TICK_MS,
+  tickerSchedule,
+  urgent,
+} from './queue-workflow.js';
 
 const [url, schema, mode] = process.argv.slice(2) as [string, string, string | undefined];
 const stores = await openPostgresStores({ url, schema, poolSize: 4 });
@@ -39,7 +47,7 @@ const workflow = queueWorkflow({
 const runtime = createRuntime({
   stores,
   workflows: [workflow],
-  queues: [limited, rated],
+  queues: [limited, rated, urgent],
   schedules: mode === 'schedule' ? [tickerSchedule(workflow)] : [],
   lease: { ttlMs: LEASE_TTL_MS, owner: `node-${process.pid}` },
   onError: report,

@@ -14,6 +14,8 @@ export const TICK_MS = 50;
 
 /** A global limit well below what the nodes could run together (3 nodes × 3). */
 export const limited = defineQueue({ name: 'limited', concurrency: 4, workerConcurrency: 3 });
+/** A queue of its own, beside a backlog in `limited`. */
+export const urgent = defineQueue({ name: 'urgent', concurrency: 2 });
 /** A rate limit across every node; each node holds at most 2 slots, so several nodes share a window. */
 export const rated = defineQueue({
   name: 'rated',
