@@ -236,10 +236,9 @@ whenPostgres(() => {
       expect(kills).toBeGreaterThan(3);
       expect(due.length).toBeGreaterThan(10);
       // Each execution is one due time of the schedule, and from the first to the last none is missing.
-      for (const [i, at] of due.entries()) {
-        expect(at % 300).toBe(0);
-        if (i > 0) expect(at - due[i - 1]!).toBe(300);
-      }
+      expect(due.filter((at) => at % 300 !== 0)).toEqual([]);
+      const gaps = due.flatMap((at, i) => (i > 0 && at - due[i - 1]! !== 300 ? [[due[i - 1], at]] : []));
+      expect(gaps).toEqual([]);
       // Every execution's step ran (at least once; a run interrupted by a kill may have run twice).
       const { rows: ran } = await a.sql.query<{ n: number }>(
         "SELECT count(DISTINCT execution_id)::int AS n FROM q_starts WHERE queue = 'ticker'",
