@@ -88,6 +88,17 @@ describe('queues on one SQLite file', () => {
     for (const handle of handles) expect(await db.stores.queues?.get(handle.executionId)).toBeNull();
   });
 
+  it("a runtime's in-process maintenance leaves queue work to the queue's claims", async () => {
+    const db = h.db();
+    const queue = defineQueue({ name: 'maint', concurrency: 1 });
+    const runtime = h.runtime({ stores: db.stores, workflows, queues: [queue], lease: { ttlMs: 2_000 } });
+    for (const tag of ['m-1', 'm-2', 'm-3'])
+      await runtime.enqueue(slow, { tag, ms: 1 }, { executionId: tag, queue: 'maint' });
+    const pass = await runtime.maintain();
+    expect(pass?.claimed).toEqual([]);
+    for (const tag of ['m-1', 'm-2', 'm-3']) expect((await runtime.loadState(tag))?.status).toBe('pending');
+  });
+
   it('a suspended execution holds no slot: the next one runs while it sleeps', async () => {
     resetGauge();
     const db = h.db();

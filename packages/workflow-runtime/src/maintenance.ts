@@ -162,6 +162,8 @@ export class Maintenance {
       if (this.inFlight.has(id) || this.deps.running(id) || !this.deps.runs(summary.workflow)) continue;
       try {
         if (status === 'running' && !(await expired(summary))) continue;
+        // Work a queue admits is claimed within its limits, by a Supervisor (docs/queues.md).
+        if ((await this.deps.stores.queues?.admitting([id]))?.length) continue;
         if (!(await this.take(summary))) continue;
       } catch (error) {
         this.deps.onError(error, `maintenance: claim of execution "${id}"`);
