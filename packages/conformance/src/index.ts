@@ -26,6 +26,7 @@ export {
   type ScheduleStoreUnderTest,
   scheduleStoreSuite,
 } from './schedule-store-suite.js';
+export { type OutboxStoreSuiteOptions, outboxStoreSuite } from './outbox-store-suite.js';
 export { type SignalStoreSuiteOptions, signalStoreSuite } from './signal-store-suite.js';
 export { type SnapshotStoreSuiteOptions, snapshotStoreSuite } from './snapshot-store-suite.js';
 export { type TextBoundarySuiteOptions, textBoundarySuite } from './text-boundary-suite.js';

@@ -15,6 +15,7 @@ import {
 } from './errors.js';
 import { type ExecutionStatus, isEventType, isTerminalStatus, isTerminalType } from './events.js';
 import { illFormedReason, isWellFormed } from './ids.js';
+import { checkOutboxMessages } from './outbox.js';
 import type { AppendRequest } from './spi.js';
 
 export { InvalidAppendError };
@@ -57,6 +58,7 @@ export function checkAppend(
 
 function checkShape(request: AppendRequest, maxPayloadBytes: number): void {
   const { executionId, expectedSeq, fence, events } = request;
+  if (request.outbox !== undefined && request.outbox.length > 0) checkOutbox(request);
   if (typeof executionId !== 'string' || executionId.length === 0) {
     throw new InvalidAppendError(String(executionId), 'executionId must be a non-empty string');
   }
@@ -96,5 +98,14 @@ function checkShape(request: AppendRequest, maxPayloadBytes: number): void {
         maxPayloadBytes,
       );
     }
+  }
+}
+
+/** The outbox messages of an append are well-formed and distinct (L7), or the append is refused. */
+function checkOutbox(request: AppendRequest): void {
+  try {
+    checkOutboxMessages(request.outbox!, 'outbox');
+  } catch (error) {
+    throw new InvalidAppendError(String(request.executionId), (error as Error).message);
   }
 }

@@ -112,8 +112,10 @@ export {
   MemoryLeaseStore,
   MemoryQueueStore,
   MemoryScheduleStore,
+  MemoryOutboxStore,
   MemorySignalStore,
   MemorySnapshotStore,
+  type MemoryStores,
   MemoryTimerStore,
   openMemoryStores,
 } from './memory/index.js';
@@ -149,6 +151,21 @@ export type {
   QueueStore,
 } from './queues/queue-spi.js';
 export type { QueueEnqueueOptions } from './queues/queued-enqueue.js';
+  type ClaimDeliveriesOptions,
+  type ClaimedDelivery,
+  checkClaimOptions,
+  checkOutboxMessages,
+  DEFAULT_MAX_DELIVERY_ATTEMPTS,
+  type DeliveryStatus,
+  exhaustedDiagnostic,
+  type ListDeliveriesQuery,
+  type OutboxDelivery,
+  type OutboxMessage,
+  type OutboxStore,
+  type RescheduleOptions,
+  type RescheduleOutcome,
+  unsettledDiagnostic,
+} from './outbox.js';
 export { recordableError } from './recordable-error.js';
 export {
   type AbandonedPredicate,

@@ -5,6 +5,7 @@
 import type { EventType, ExecutionStatus, StoredEvent } from './events.js';
 import type { QueueStore } from './queues/queue-spi.js';
 import type { ScheduleStore } from './schedules/schedule-spi.js';
+import type { OutboxMessage, OutboxStore } from './outbox.js';
 
 /** One event to append; the payload is already encoded by the codec. */
 export interface EventDraft {
@@ -27,6 +28,12 @@ export interface AppendRequest {
   expectedSeq: number;
   fence: number;
   events: readonly EventDraft[];
+  /**
+   * Messages for the store's outbox, written in the same transaction as the events, or not at
+   * all when the append is refused (O1). Only a store with an outbox (`Stores.outbox`) accepts
+   * them; one without refuses the append with `InvalidAppendError` (default: none).
+   */
+  outbox?: readonly OutboxMessage[];
 }
 
 /** Outcome of a successful append. */
@@ -259,6 +266,12 @@ export interface Stores {
   queues?: QueueStore;
   /** Schedule state, for `defineSchedule` (docs/schedules.md; default: none, and schedules are refused). */
   schedules?: ScheduleStore;
+  /**
+   * The outbox (docs/outbox.md): messages written with the appends that cause them, relayed
+   * by an `OutboxPublisher` or read by a `StoreTransport` (default: none; every store of this
+   * repository has one).
+   */
+  outbox?: OutboxStore;
   /** Release connections and files. */
   close(): void | Promise<void>;
 }

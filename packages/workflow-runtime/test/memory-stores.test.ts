@@ -4,6 +4,7 @@ import {
   leaseStoreSuite,
   queueStoreSuite,
   scheduleStoreSuite,
+  outboxStoreSuite,
   signalStoreSuite,
   snapshotStoreSuite,
   timerStoreSuite,
@@ -19,3 +20,4 @@ leaseStoreSuite({ name: 'memory', open });
 signalStoreSuite({ name: 'memory', open });
 queueStoreSuite({ name: 'memory', open });
 scheduleStoreSuite({ name: 'memory', open: open });
+outboxStoreSuite({ name: 'memory', open });

@@ -4,6 +4,7 @@ import { MemoryEventStore, type MemoryEventStoreOptions } from './memory-event-s
 import { MemoryLeaseStore } from './memory-lease-store.js';
 import { MemoryQueueStore } from './memory-queue-store.js';
 import { MemoryScheduleStore } from './memory-schedule-store.js';
+import { MemoryOutboxStore } from './memory-outbox-store.js';
 import { MemorySignalStore } from './memory-signal-store.js';
 import { MemorySnapshotStore } from './memory-snapshot-store.js';
 import { MemoryTimerStore } from './memory-timer-store.js';
@@ -12,18 +13,26 @@ export { MemoryEventStore, type MemoryEventStoreOptions } from './memory-event-s
 export { MemoryLeaseStore } from './memory-lease-store.js';
 export { MemoryQueueStore } from './memory-queue-store.js';
 export { MemoryScheduleStore } from './memory-schedule-store.js';
+export { MemoryOutboxStore } from './memory-outbox-store.js';
 export { MemorySignalStore } from './memory-signal-store.js';
 export { MemorySnapshotStore } from './memory-snapshot-store.js';
 export { MemoryTimerStore } from './memory-timer-store.js';
+
+/** Every store in memory, the outbox included. */
+export interface MemoryStores extends Stores {
+  outbox: MemoryOutboxStore;
+}
 
 /**
  * Every store in memory. For tests and examples; nothing survives the process.
  * @example
  * const runtime = createRuntime({ stores: openMemoryStores(), workflows: [order] });
  */
-export function openMemoryStores(options: MemoryEventStoreOptions = {}): Stores {
+export function openMemoryStores(options: MemoryEventStoreOptions = {}): MemoryStores {
+  const outbox = options.outbox ?? new MemoryOutboxStore();
   return {
-    events: new MemoryEventStore(options),
+    events: new MemoryEventStore({ ...options, outbox }),
+    outbox,
     snapshots: new MemorySnapshotStore(),
     timers: new MemoryTimerStore(),
     leases: new MemoryLeaseStore(),

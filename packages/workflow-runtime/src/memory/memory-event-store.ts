@@ -2,7 +2,7 @@
 import { checkAppend, type ExecutionHead } from '../append-checks.js';
 import { DEFAULT_MAX_PAYLOAD_BYTES } from '../codec.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';
-import { DuplicateEnvelopeIdError } from '../errors.js';
+import { DuplicateEnvelopeIdError, InvalidAppendError } from '../errors.js';
 import { type ExecutionStatus, type StoredEvent, statusAfter } from '../events.js';
 import { listLimit } from '../list-limit.js';
 import type {
@@ -13,6 +13,7 @@ import type {
   ExecutionSummary,
   ListExecutionsQuery,
 } from '../spi.js';
+import type { MemoryOutboxStore } from './memory-outbox-store.js';
 
 interface Execution extends ExecutionHead {
   events: StoredEvent[];
@@ -23,6 +24,8 @@ interface Execution extends ExecutionHead {
 export interface MemoryEventStoreOptions {
   /** Per-event payload limit in bytes (default: 1 MiB). */
   maxPayloadBytes?: number;
+  /** The outbox an append's `outbox` messages go to, atomically with its events (default: none; appends with messages are refused). */
+  outbox?: MemoryOutboxStore;
 }
 
 /** An event store held in memory; everything is lost with the process. */
@@ -30,9 +33,11 @@ export class MemoryEventStore implements EventStore {
   private readonly executions = new Map<string, Execution>();
   private readonly envelopeIds = new Set<string>();
   private readonly maxPayloadBytes: number;
+  private readonly outbox: MemoryOutboxStore | undefined;
 
   constructor(options: MemoryEventStoreOptions = {}) {
     this.maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
+    this.outbox = options.outbox;
   }
 
   async append(request: AppendRequest): Promise<AppendResult> {
@@ -44,6 +49,14 @@ export class MemoryEventStore implements EventStore {
         throw new DuplicateEnvelopeIdError(request.executionId, event.envelopeId);
       }
       seen.add(event.envelopeId);
+    }
+    const messages = request.outbox ?? [];
+    if (messages.length > 0) {
+      if (this.outbox === undefined)
+        throw new InvalidAppendError(request.executionId, 'this event store has no outbox for its messages');
+      const taken = this.outbox.takenId(messages);
+      if (taken !== undefined)
+        throw new InvalidAppendError(request.executionId, `outbox message id "${taken}" is taken`);
     }
     let status = execution.status;
     request.events.forEach((event, i) => {
@@ -60,6 +73,7 @@ export class MemoryEventStore implements EventStore {
     if (request.expectedSeq === 0) execution.workflow = request.workflow;
     execution.lastSeq = request.expectedSeq + request.events.length - 1;
     execution.status = status;
+    if (messages.length > 0) this.outbox!.insert(messages);
     return { lastSeq: execution.lastSeq, status: status as ExecutionStatus };
   }
 

@@ -1,0 +1,201 @@
+/**
+ * The outbox SPI (docs/outbox.md, docs/architecture.md#outbox): a message that must leave the
+ * store is written to the store's outbox in the same transaction as the state change that
+ * causes it (O1), then relayed. The outbox is two things: the ledger (`outbox_events`, one
+ * row per message, never changed) and the delivery queue (one delivery per message: pending,
+ * published or retired, with a claim token and an availability time).
+ *
+ * A delivery is claimed with a fresh token and becomes available again at `now + claimTtlMs`
+ * unless settled first, so a crashed claimer's deliveries come back when the window passes.
+ * Only the current token may mark a delivery published, reschedule it or retire it.
+ */
+import { z } from 'zod';
+import { InvalidInputError } from './errors.js';
+import { illFormedReason } from './ids.js';
+
+/** A message to write to the outbox; the payload is already encoded (text, usually JSON). */
+export interface OutboxMessage {
+  /** Unique id of the message (a ULID); a reused id is refused with `InvalidInputError`. */
+  messageId: string;
+  /** What the message is about; the broker's routing key (e.g. `execution.pending`). */
+  topic: string;
+  /** What it concerns (an execution id, say); consumers may deduplicate by it. */
+  key: string;
+  payload: string;
+  /** Milliseconds since the epoch when the message was written. */
+  createdAt: number;
+  /** Not relayed before this time, in ms since the epoch (default: `createdAt`). */
+  availableAt?: number;
+}
+
+/** Where a delivery stands. */
+export type DeliveryStatus = 'pending' | 'published' | 'retired';
+
+/** One message and its delivery, as the outbox holds them. */
+export interface OutboxDelivery {
+  messageId: string;
+  topic: string;
+  key: string;
+  payload: string;
+  createdAt: number;
+  status: DeliveryStatus;
+  /** When it may be claimed (again); a claim moves it to the end of the claim window. */
+  availableAt: number;
+  /** How many times it was claimed. */
+  attempts: number;
+  /** Token of the newest claim (null before the first claim and once settled). */
+  claimToken: string | null;
+  /** Why the last attempt failed, or why it was retired (null when none did). */
+  lastError: string | null;
+  /** When it was marked published or retired (null while pending). */
+  settledAt: number | null;
+}
+
+/** A delivery handed to its claimer, with the token that alone may settle it. */
+export interface ClaimedDelivery extends OutboxDelivery {
+  status: 'pending';
+  claimToken: string;
+}
+
+/** Options of {@link OutboxStore.claim}. */
+export interface ClaimDeliveriesOptions {
+  /** Claim deliveries available at or before this time (ms since the epoch). */
+  now: number;
+  /** At most this many, an integer >= 1. */
+  limit: number;
+  /** The claim lapses after this long (ms) unless settled: the delivery is available again. */
+  claimTtlMs: number;
+  /** Only deliveries of these topics (default: every topic). */
+  topics?: readonly string[];
+  /**
+   * A delivery already claimed this many times without being settled is retired instead of
+   * handed out again, with a diagnostic (default: `DEFAULT_MAX_DELIVERY_ATTEMPTS`, 10).
+   */
+  maxDeliveryAttempts?: number;
+}
+
+/** Options of {@link OutboxStore.reschedule}. */
+export interface RescheduleOptions {
+  /** Available again at this time (ms since the epoch). */
+  availableAt: number;
+  /** Why this attempt failed. */
+  error: string;
+  /** Now (ms since the epoch), the retirement time if it is retired. */
+  now: number;
+  /**
+   * A delivery that has been claimed this many times is retired instead, with `error` as its
+   * diagnostic (default: `DEFAULT_MAX_DELIVERY_ATTEMPTS`, 10).
+   */
+  maxDeliveryAttempts?: number;
+}
+
+/** What {@link OutboxStore.reschedule} did: `'lost'` when the token was no longer the delivery's. */
+export type RescheduleOutcome = 'rescheduled' | 'retired' | 'lost';
+
+/** Filter of {@link OutboxStore.list}. */
+export interface ListDeliveriesQuery {
+  /** Only deliveries in this status (default: all). */
+  status?: DeliveryStatus;
+  /** At most this many, an integer >= 1 (default: 100). */
+  limit?: number;
+  /** Only deliveries whose message id sorts after this one, to page (default: from the first). */
+  after?: string;
+}
+
+/** A delivery that fails this many times is retired, unless the caller says otherwise. */
+export const DEFAULT_MAX_DELIVERY_ATTEMPTS = 10;
+
+/**
+ * The outbox of one store. Besides `write`, an event store that has an outbox writes the
+ * messages of an `AppendRequest.outbox` in the append's own transaction (O1).
+ */
+export interface OutboxStore {
+  /** Write messages (ledger rows and pending deliveries) in one transaction. */
+  write(messages: readonly OutboxMessage[]): Promise<void>;
+  /**
+   * Claim pending deliveries available at `now`, oldest available first, each under one fresh
+   * token (shared by this call's deliveries), available again at `now + claimTtlMs`.
+   */
+  claim(options: ClaimDeliveriesOptions): Promise<ClaimedDelivery[]>;
+  /** Mark a claimed delivery published; false (nothing changed) when `token` is not its current claim. */
+  markPublished(messageId: string, token: string, now: number): Promise<boolean>;
+  /** Give a failed attempt back, available at `availableAt`; retired once it reached the attempt bound. */
+  reschedule(messageId: string, token: string, options: RescheduleOptions): Promise<RescheduleOutcome>;
+  /** Retire a claimed delivery with a diagnostic (it stays readable); false when `token` is not current. */
+  retire(messageId: string, token: string, reason: string, now: number): Promise<boolean>;
+  /** Extend a claim to `now + claimTtlMs` while its claimer works; false when `token` is not current. */
+  renew(messageId: string, token: string, now: number, claimTtlMs: number): Promise<boolean>;
+  /** One delivery with its message, or null. */
+  get(messageId: string): Promise<OutboxDelivery | null>;
+  /** Deliveries ordered by message id, filtered and bounded. */
+  list(query?: ListDeliveriesQuery): Promise<OutboxDelivery[]>;
+}
+
+const textSchema = z
+  .string()
+  .min(1)
+  .max(255)
+  .refine((text) => illFormedReason(text) === undefined, {
+    message: 'must be well-formed Unicode (no lone surrogate)',
+  });
+
+const messageSchema = z.object({
+  messageId: textSchema,
+  topic: textSchema,
+  key: z
+    .string()
+    .max(255)
+    .refine((text) => illFormedReason(text) === undefined, {
+      message: 'must be well-formed Unicode (no lone surrogate)',
+    }),
+  payload: z.string(),
+  createdAt: z.number().int().nonnegative(),
+  availableAt: z.number().int().nonnegative().optional(),
+});
+
+/**
+ * Check outbox messages before anything is written (L7): every field well-formed, no message
+ * id twice. Throws `InvalidInputError` naming the message and the field.
+ */
+export function checkOutboxMessages(messages: readonly OutboxMessage[], where = 'outbox messages'): void {
+  const issues: { path: string; message: string }[] = [];
+  const seen = new Set<string>();
+  messages.forEach((message, i) => {
+    const parsed = messageSchema.safeParse(message);
+    if (!parsed.success) {
+      for (const issue of parsed.error.issues)
+        issues.push({ path: `[${i}].${issue.path.join('.')}`, message: issue.message });
+      return;
+    }
+    if (seen.has(message.messageId))
+      issues.push({ path: `[${i}].messageId`, message: `"${message.messageId}" appears twice` });
+    seen.add(message.messageId);
+  });
+  if (issues.length > 0) throw new InvalidInputError(where, issues);
+}
+
+/** Check claim options; throws `InvalidInputError` naming the field. */
+export function checkClaimOptions(options: ClaimDeliveriesOptions): void {
+  const issues: { path: string; message: string }[] = [];
+  if (!Number.isSafeInteger(options.limit) || options.limit < 1)
+    issues.push({ path: 'limit', message: `must be an integer >= 1, got ${options.limit}` });
+  if (!(options.claimTtlMs > 0))
+    issues.push({ path: 'claimTtlMs', message: `must be > 0, got ${options.claimTtlMs}` });
+  const max = options.maxDeliveryAttempts;
+  if (max !== undefined && (!Number.isSafeInteger(max) || max < 1))
+    issues.push({ path: 'maxDeliveryAttempts', message: `must be an integer >= 1, got ${max}` });
+  if (issues.length > 0) throw new InvalidInputError('outbox claim options', issues);
+}
+
+/** The diagnostic of a delivery retired at claim time: its claimers never settled it. */
+export function unsettledDiagnostic(attempts: number, lastError: string | null): string {
+  return (
+    `retired after ${attempts} claims that never settled (maxDeliveryAttempts ${attempts})` +
+    (lastError === null ? '' : `; last error: ${lastError}`)
+  );
+}
+
+/** The diagnostic of a delivery retired on its last failed attempt. */
+export function exhaustedDiagnostic(attempts: number, error: string): string {
+  return `retired after ${attempts} failed attempts (maxDeliveryAttempts ${attempts}): ${error}`;
+}
