@@ -11,6 +11,7 @@ import {
   DuplicateSequenceError,
   type ExecutionHead,
   type ExecutionStatus,
+  InvalidAppendError,
   type Outcome,
   StorageWriteError,
   statusAfter,
@@ -18,6 +19,8 @@ import {
 import type Database from 'better-sqlite3';
 import { type HeadRow, insertEvent, selectHead, upsertHead } from './event-queries.js';
 import { HeadCache } from './head-cache.js';
+import { insertOutboxMessage } from './outbox-queries.js';
+import { isTakenMessageId } from './sqlite-outbox-store.js';
 
 /** The statements one flush runs, prepared once. */
 export interface AppendStatements {
@@ -25,6 +28,8 @@ export interface AppendStatements {
   selectHead: Database.Statement<[string], HeadRow>;
   insertEvent: ReturnType<typeof insertEvent>;
   upsertHead: ReturnType<typeof upsertHead>;
+  insertOutbox: ReturnType<typeof insertOutboxMessage>;
+  outboxTaken: Database.Statement<[string], unknown>;
   begin: Database.Statement<[]>;
   commit: Database.Statement<[]>;
   rollback: Database.Statement<[]>;
@@ -41,6 +46,8 @@ export function prepareAppendStatements(db: Database.Database): AppendStatements
     selectHead: selectHead(db),
     insertEvent: insertEvent(db),
     upsertHead: upsertHead(db),
+    insertOutbox: insertOutboxMessage(db),
+    outboxTaken: db.prepare('SELECT 1 FROM skein_outbox_events WHERE message_id = ?'),
     begin: db.prepare('BEGIN IMMEDIATE'),
     commit: db.prepare('COMMIT'),
     rollback: db.prepare('ROLLBACK'),
@@ -133,10 +140,17 @@ function applyOne(
   } catch (error) {
     return { ok: false, error };
   }
-  const savepoint = guarded && request.events.length > 1;
+  const messages = request.outbox ?? [];
+  const taken = messages.find((message) => sql.outboxTaken.get(message.messageId) !== undefined);
+  if (taken !== undefined) {
+    const reason = `outbox message id "${taken.messageId}" is taken`;
+    return { ok: false, error: new InvalidAppendError(request.executionId, reason) };
+  }
+  const savepoint = guarded && (request.events.length > 1 || messages.length > 0);
   if (savepoint) sql.savepoint.run();
   let seq = request.expectedSeq;
   let status = head.status;
+  let wrote = false;
   try {
     for (const event of request.events) {
       sql.insertEvent.run(
@@ -150,11 +164,14 @@ function applyOne(
       );
       status = statusAfter(status, event.type);
       seq += 1;
+      wrote = true;
     }
+    // O1: the messages commit with the events or not at all.
+    for (const message of messages) sql.insertOutbox(message);
   } catch (error) {
     const refusal = constraintRefusal(error, request, seq);
     if (refusal === undefined) throw error;
-    if (seq > request.expectedSeq && !savepoint) throw new NeedsSavepoints();
+    if (wrote && !savepoint) throw new NeedsSavepoints();
     if (savepoint) {
       sql.rollbackToSavepoint.run();
       sql.releaseSavepoint.run();
@@ -187,6 +204,12 @@ function readHead(sql: AppendStatements, executionId: string, head: ExecutionHea
 function constraintRefusal(error: unknown, request: AppendRequest, seq: number): Error | undefined {
   if (!(error instanceof Error) || !('code' in error)) return undefined;
   const event = request.events[seq - request.expectedSeq];
+  if (isTakenMessageId(error)) {
+    return new InvalidAppendError(
+      request.executionId,
+      `an outbox message id is taken (${(error as Error).message})`,
+    );
+  }
   if (error.code === 'SQLITE_CONSTRAINT_UNIQUE' && error.message.includes('skein_events.envelope_id')) {
     return new DuplicateEnvelopeIdError(request.executionId, event?.envelopeId ?? '', { cause: error });
   }

@@ -15,6 +15,7 @@ export { SqliteEventStore, type SqliteEventStoreOptions } from './sqlite-event-s
 export { SqliteLeaseStore } from './sqlite-lease-store.js';
 export { SqliteQueueStore } from './sqlite-queue-store.js';
 export { SqliteScheduleStore } from './sqlite-schedule-store.js';
+export { SqliteOutboxStore } from './sqlite-outbox-store.js';
 export { SqliteSignalStore } from './sqlite-signal-store.js';
 export { SqliteSnapshotStore } from './sqlite-snapshot-store.js';
 export { SqliteTimerStore } from './sqlite-timer-store.js';

@@ -6,6 +6,7 @@ import { SqliteEventStore } from './sqlite-event-store.js';
 import { SqliteLeaseStore } from './sqlite-lease-store.js';
 import { SqliteQueueStore } from './sqlite-queue-store.js';
 import { SqliteScheduleStore } from './sqlite-schedule-store.js';
+import { SqliteOutboxStore } from './sqlite-outbox-store.js';
 import { SqliteSignalStore } from './sqlite-signal-store.js';
 import { SqliteSnapshotStore } from './sqlite-snapshot-store.js';
 import { SqliteTimerStore } from './sqlite-timer-store.js';
@@ -29,6 +30,8 @@ export interface SqliteStores extends Stores {
   queues: SqliteQueueStore;
   /** Schedule state (docs/schedules.md). */
   schedules: SqliteScheduleStore;
+  /** The outbox: an append's messages commit in its transaction (O1). */
+  outbox: SqliteOutboxStore;
   close(): Promise<void>;
 }
 
@@ -59,6 +62,7 @@ export function openSqliteStores(options: SqliteStoresOptions): SqliteStores {
     signals: new SqliteSignalStore(db),
     queues: new SqliteQueueStore(db),
     schedules: new SqliteScheduleStore(db),
+    outbox: new SqliteOutboxStore(db),
     close() {
       closing ??= events.drain().then(() => {
         db.close();

@@ -4,6 +4,7 @@ import {
   leaseStoreSuite,
   queueStoreSuite,
   scheduleStoreSuite,
+  outboxStoreSuite,
   signalStoreSuite,
   snapshotStoreSuite,
   timerStoreSuite,
@@ -19,3 +20,4 @@ leaseStoreSuite({ name: 'sqlite', open: () => openTempStores() });
 signalStoreSuite({ name: 'sqlite', open: () => openTempStores() });
 queueStoreSuite({ name: 'sqlite', open: () => openTempStores() });
 scheduleStoreSuite({ name: 'sqlite', open: () => openTempStores() });
+outboxStoreSuite({ name: 'sqlite', open: () => openTempStores() });

@@ -1,0 +1,107 @@
+/** The outbox's statements (migration 0009), one query per function, each prepared once. */
+import type { DeliveryStatus, OutboxDelivery, OutboxMessage } from '@skein/workflow-runtime';
+import type Database from 'better-sqlite3';
+
+type Db = Database.Database;
+
+/** Insert a message into the ledger and its pending delivery. */
+export function insertOutboxMessage(db: Db): (message: OutboxMessage) => void {
+  const ledger = db.prepare<[string, string, string, string, number]>(
+    'INSERT INTO skein_outbox_events (message_id, topic, key, payload, created_at) VALUES (?, ?, ?, ?, ?)',
+  );
+  const delivery = db.prepare<[string, string, number]>(
+    "INSERT INTO skein_outbox_deliveries (message_id, topic, status, available_at) VALUES (?, ?, 'pending', ?)",
+  );
+  return (m) => {
+    ledger.run(m.messageId, m.topic, m.key, m.payload, m.createdAt);
+    delivery.run(m.messageId, m.topic, m.availableAt ?? m.createdAt);
+  };
+}
+
+const DELIVERY_COLUMNS =
+  'd.message_id AS messageId, e.topic, e.key, e.payload, e.created_at AS createdAt, d.status, ' +
+  'd.available_at AS availableAt, d.attempts, d.claim_token AS claimToken, d.last_error AS lastError, ' +
+  'd.settled_at AS settledAt';
+const JOINED = 'skein_outbox_deliveries d JOIN skein_outbox_events e ON e.message_id = d.message_id';
+
+/** Pending deliveries available at `now`, oldest available first: id, attempts, last error. */
+export function selectAvailable(db: Db) {
+  return db.prepare<
+    { now: number; limit: number; topics: string | null },
+    { messageId: string; attempts: number; lastError: string | null }
+  >(
+    'SELECT message_id AS messageId, attempts, last_error AS lastError FROM skein_outbox_deliveries ' +
+      "WHERE status = 'pending' AND available_at <= @now " +
+      'AND (@topics IS NULL OR topic IN (SELECT value FROM json_each(@topics))) ' +
+      'ORDER BY available_at, message_id LIMIT @limit',
+  );
+}
+
+/** Claim one delivery under `token` until `until`. */
+export function claimDelivery(db: Db) {
+  return db.prepare<{ id: string; token: string; until: number }>(
+    'UPDATE skein_outbox_deliveries SET attempts = attempts + 1, claim_token = @token, available_at = @until ' +
+      "WHERE message_id = @id AND status = 'pending'",
+  );
+}
+
+/** Settle a delivery held by `token`: published or retired, at `now`, with `error`. */
+export function settleDelivery(db: Db) {
+  return db.prepare<{
+    id: string;
+    token: string | null;
+    status: DeliveryStatus;
+    now: number;
+    error: string | null;
+  }>(
+    'UPDATE skein_outbox_deliveries SET status = @status, claim_token = NULL, settled_at = @now, ' +
+      'last_error = coalesce(@error, last_error) ' +
+      "WHERE message_id = @id AND status = 'pending' AND claim_token IS @token",
+  );
+}
+
+/** Retire a pending delivery whose claims never settled, whoever claimed it last. */
+export function retireUnsettled(db: Db) {
+  return db.prepare<{ id: string; now: number; error: string }>(
+    "UPDATE skein_outbox_deliveries SET status = 'retired', claim_token = NULL, settled_at = @now, " +
+      "last_error = @error WHERE message_id = @id AND status = 'pending'",
+  );
+}
+
+/** Give a claimed delivery back, available at `at`, with the attempt's error. */
+export function rescheduleDelivery(db: Db) {
+  return db.prepare<{ id: string; token: string; at: number; error: string; max: number }>(
+    'UPDATE skein_outbox_deliveries SET claim_token = NULL, available_at = @at, last_error = @error ' +
+      "WHERE message_id = @id AND status = 'pending' AND claim_token = @token AND attempts < @max",
+  );
+}
+
+/** Extend a claim held by `token` to `until`. */
+export function renewDelivery(db: Db) {
+  return db.prepare<{ id: string; token: string; until: number }>(
+    'UPDATE skein_outbox_deliveries SET available_at = @until ' +
+      "WHERE message_id = @id AND status = 'pending' AND claim_token = @token",
+  );
+}
+
+/** One delivery with its message. */
+export function selectDelivery(db: Db) {
+  return db.prepare<[string], OutboxDelivery>(
+    `SELECT ${DELIVERY_COLUMNS} FROM ${JOINED} WHERE d.message_id = ?`,
+  );
+}
+
+/** The deliveries claimed under one token. */
+export function selectClaimed(db: Db) {
+  return db.prepare<[string], OutboxDelivery>(
+    `SELECT ${DELIVERY_COLUMNS} FROM ${JOINED} WHERE d.claim_token = ?`,
+  );
+}
+
+/** Deliveries after a message id, in one status or any, ordered by id. */
+export function selectDeliveries(db: Db) {
+  return db.prepare<{ status: string | null; after: string; limit: number }, OutboxDelivery>(
+    `SELECT ${DELIVERY_COLUMNS} FROM ${JOINED} WHERE (@status IS NULL OR d.status = @status) ` +
+      'AND d.message_id > @after ORDER BY d.message_id LIMIT @limit',
+  );
+}
