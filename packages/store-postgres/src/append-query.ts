@@ -12,6 +12,7 @@ import {
   isTerminalStatus,
 } from '@skein/workflow-runtime';
 import type { Query } from './database.js';
+import { messageArrays, outboxCtes } from './outbox-queries.js';
 
 /** What the full append statement returns: the head it locked and, unless it wrote, why not. */
 export interface AppendRow {
@@ -100,26 +101,38 @@ export function appendQuery(
   request: AppendRequest,
   status: ExecutionStatus | null,
   pendingChannel: string,
+  outboxChannel?: string,
 ): Query {
   const { events } = request;
-  return {
-    name: 'skein_append',
-    text: APPEND_SQL,
-    values: [
-      request.executionId,
-      request.workflow,
-      request.expectedSeq,
-      request.fence,
-      events.map((event) => event.envelopeId),
-      events.map((event) => event.type),
-      events.map((event) => event.payload),
-      events.map((event) => event.recordedAt),
-      status,
-      TERMINAL_STATUSES,
-      pendingChannel,
-    ],
-  };
+  const messages = request.outbox ?? [];
+  const values: unknown[] = [
+    request.executionId,
+    request.workflow,
+    request.expectedSeq,
+    request.fence,
+    events.map((event) => event.envelopeId),
+    events.map((event) => event.type),
+    events.map((event) => event.payload),
+    events.map((event) => event.recordedAt),
+    status,
+    TERMINAL_STATUSES,
+    pendingChannel,
+  ];
+  if (messages.length === 0 || outboxChannel === undefined)
+    return { name: 'skein_append', text: APPEND_SQL, values };
+  values.push(...messageArrays(messages), outboxChannel);
+  return { name: 'skein_append_outbox', text: APPEND_WITH_OUTBOX_SQL, values };
 }
+
+// The full statement with an append's outbox messages ($12–$17) and the outbox wake-up
+// channel ($18): see outboxCtes. One row out still: at most one outbox_notified row.
+const APPEND_WITH_OUTBOX_SQL = APPEND_SQL.replace(
+  '\nnotified AS (',
+  `${outboxCtes(12)}\nnotified AS (`,
+).replace(
+  'FROM verdict LEFT JOIN notified ON true',
+  'FROM verdict LEFT JOIN notified ON true LEFT JOIN (SELECT count(*) AS n FROM outbox_notified) o ON true',
+);
 
 /** Batches up to this many events take the step append; longer ones take the full one. */
 export const MAX_FAST_EVENTS = 8;

@@ -11,6 +11,7 @@ import {
   ExecutionAlreadyExistsError,
   type ExecutionHead,
   type ExecutionStatus,
+  InvalidAppendError,
   StorageWriteError,
   statusAfter,
 } from '@skein/workflow-runtime';
@@ -29,6 +30,8 @@ import {
   UnexpectedAppendResultError,
 } from './errors.js';
 import { hasNul } from './nul-text.js';
+import { takenMessageIdsQuery } from './outbox-queries.js';
+import { refuseNulIn, WAKEUP_OUTBOX } from './postgres-outbox-store.js';
 import type { ShortAppends } from './short-appends.js';
 import { channelName, WAKEUP_PENDING } from './wakeups.js';
 
@@ -55,7 +58,9 @@ export async function appendEvents(
   checkShape(request, maxPayloadBytes);
   const status = statusAfterBatch(request);
   const lastSeq = request.expectedSeq + request.events.length - 1;
-  const short = status === null ? undefined : shortAppend(shortAppends, request, status, hint);
+  // Messages ride only the full statement, which writes them with the events (O1).
+  const withOutbox = (request.outbox?.length ?? 0) > 0;
+  const short = status === null || withOutbox ? undefined : shortAppend(shortAppends, request, status, hint);
   if (short !== undefined) {
     let written: boolean;
     try {
@@ -68,7 +73,8 @@ export async function appendEvents(
   for (let attempt = 1; ; attempt += 1) {
     let row: AppendRow;
     try {
-      const query = appendQuery(request, status, channelName(db.schema, WAKEUP_PENDING));
+      const outboxChannel = withOutbox ? channelName(db.schema, WAKEUP_OUTBOX) : undefined;
+      const query = appendQuery(request, status, channelName(db.schema, WAKEUP_PENDING), outboxChannel);
       row = await runStatement(db, query, request.executionId);
     } catch (error) {
       throw await refusalOf(db, request, error);
@@ -152,6 +158,7 @@ function checkShape(request: AppendRequest, maxPayloadBytes: number): void {
     if (hasNul(event.payload)) throw new NulInTextError(executionId, `the payload at seq ${seq}`);
     if (hasNul(event.envelopeId)) throw new NulInTextError(executionId, `the envelope id at seq ${seq}`);
   }
+  if (request.outbox !== undefined) refuseNulIn(request.outbox, 'append', executionId);
 }
 
 /**
@@ -184,6 +191,11 @@ async function refusalOf(db: Database, request: AppendRequest, error: unknown): 
   const { executionId } = request;
   if (!isUniqueViolation(error)) return new StorageWriteError(executionId, { cause: error });
   try {
+    if (error.constraint === 'skein_outbox_events_pkey') {
+      const taken = (await db.query<{ messageId: string }>('append', takenMessageIdsQuery(request))).rows;
+      const ids = taken.map((row) => `"${row.messageId}"`).join(', ');
+      return new InvalidAppendError(executionId, `outbox message id ${ids} is taken`);
+    }
     if (error.constraint === 'skein_events_envelope_id_key') {
       return new DuplicateEnvelopeIdError(executionId, await reusedEnvelopeId(db, request), { cause: error });
     }

@@ -18,6 +18,7 @@ export { PostgresEventStore } from './postgres-event-store.js';
 export { PostgresLeaseStore } from './postgres-lease-store.js';
 export { PostgresQueueStore } from './postgres-queue-store.js';
 export { PostgresScheduleStore } from './postgres-schedule-store.js';
+export { PostgresOutboxStore, WAKEUP_OUTBOX } from './postgres-outbox-store.js';
 export { PostgresSignalStore } from './postgres-signal-store.js';
 export { PostgresSnapshotStore } from './postgres-snapshot-store.js';
 export { PostgresTimerStore } from './postgres-timer-store.js';

@@ -7,6 +7,7 @@ import { PostgresEventStore } from './postgres-event-store.js';
 import { PostgresLeaseStore } from './postgres-lease-store.js';
 import { PostgresQueueStore } from './postgres-queue-store.js';
 import { PostgresScheduleStore } from './postgres-schedule-store.js';
+import { PostgresOutboxStore } from './postgres-outbox-store.js';
 import { PostgresSignalStore } from './postgres-signal-store.js';
 import { PostgresSnapshotStore } from './postgres-snapshot-store.js';
 import { PostgresTimerStore } from './postgres-timer-store.js';
@@ -24,6 +25,8 @@ export interface PostgresStores extends Stores {
   queues: PostgresQueueStore;
   /** Schedule state (docs/schedules.md). */
   schedules: PostgresScheduleStore;
+  /** The outbox: an append's messages are written by the append statement itself (O1). */
+  outbox: PostgresOutboxStore;
   /** `LISTEN`/`NOTIFY` between the processes sharing the schema (timers notify `timers`). */
   wakeups: PostgresWakeups;
   /** The schema the stores live in. */
@@ -69,6 +72,7 @@ export async function openPostgresStores(options: PostgresStoresOptions): Promis
     signals: new PostgresSignalStore(db),
     queues: new PostgresQueueStore(db),
     schedules: new PostgresScheduleStore(db),
+    outbox: new PostgresOutboxStore(db),
     wakeups,
     schema: resolved.schema,
     close() {

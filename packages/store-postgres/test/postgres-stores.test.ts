@@ -4,6 +4,7 @@ import {
   leaseStoreSuite,
   queueStoreSuite,
   scheduleStoreSuite,
+  outboxStoreSuite,
   signalStoreSuite,
   snapshotStoreSuite,
   timerStoreSuite,
@@ -22,4 +23,5 @@ whenPostgres(() => {
   signalStoreSuite({ name: 'postgres', open: () => openTestStores() });
   queueStoreSuite({ name: 'postgres', open: () => openTestStores() });
   scheduleStoreSuite({ name: 'postgres', open: () => openTestStores() });
+  outboxStoreSuite({ name: 'postgres', open: () => openTestStores() });
 });

@@ -25,7 +25,12 @@ const DELIVERY_COLUMNS =
 const JOINED = 'skein_outbox_deliveries d JOIN skein_outbox_events e ON e.message_id = d.message_id';
 
 /** Pending deliveries available at `now`, oldest available first: id, attempts, last error. */
-export function selectAvailable(db: Db) {
+export function selectAvailable(
+  db: Db,
+): Database.Statement<
+  { now: number; limit: number; topics: string | null },
+  { messageId: string; attempts: number; lastError: string | null }
+> {
   return db.prepare<
     { now: number; limit: number; topics: string | null },
     { messageId: string; attempts: number; lastError: string | null }
@@ -38,7 +43,7 @@ export function selectAvailable(db: Db) {
 }
 
 /** Claim one delivery under `token` until `until`. */
-export function claimDelivery(db: Db) {
+export function claimDelivery(db: Db): Database.Statement<{ id: string; token: string; until: number }> {
   return db.prepare<{ id: string; token: string; until: number }>(
     'UPDATE skein_outbox_deliveries SET attempts = attempts + 1, claim_token = @token, available_at = @until ' +
       "WHERE message_id = @id AND status = 'pending'",
@@ -46,7 +51,13 @@ export function claimDelivery(db: Db) {
 }
 
 /** Settle a delivery held by `token`: published or retired, at `now`, with `error`. */
-export function settleDelivery(db: Db) {
+export function settleDelivery(db: Db): Database.Statement<{
+  id: string;
+  token: string | null;
+  status: DeliveryStatus;
+  now: number;
+  error: string | null;
+}> {
   return db.prepare<{
     id: string;
     token: string | null;
@@ -61,7 +72,7 @@ export function settleDelivery(db: Db) {
 }
 
 /** Retire a pending delivery whose claims never settled, whoever claimed it last. */
-export function retireUnsettled(db: Db) {
+export function retireUnsettled(db: Db): Database.Statement<{ id: string; now: number; error: string }> {
   return db.prepare<{ id: string; now: number; error: string }>(
     "UPDATE skein_outbox_deliveries SET status = 'retired', claim_token = NULL, settled_at = @now, " +
       "last_error = @error WHERE message_id = @id AND status = 'pending'",
@@ -69,7 +80,9 @@ export function retireUnsettled(db: Db) {
 }
 
 /** Give a claimed delivery back, available at `at`, with the attempt's error. */
-export function rescheduleDelivery(db: Db) {
+export function rescheduleDelivery(
+  db: Db,
+): Database.Statement<{ id: string; token: string; at: number; error: string; max: number }> {
   return db.prepare<{ id: string; token: string; at: number; error: string; max: number }>(
     'UPDATE skein_outbox_deliveries SET claim_token = NULL, available_at = @at, last_error = @error ' +
       "WHERE message_id = @id AND status = 'pending' AND claim_token = @token AND attempts < @max",
@@ -77,7 +90,7 @@ export function rescheduleDelivery(db: Db) {
 }
 
 /** Extend a claim held by `token` to `until`. */
-export function renewDelivery(db: Db) {
+export function renewDelivery(db: Db): Database.Statement<{ id: string; token: string; until: number }> {
   return db.prepare<{ id: string; token: string; until: number }>(
     'UPDATE skein_outbox_deliveries SET available_at = @until ' +
       "WHERE message_id = @id AND status = 'pending' AND claim_token = @token",
@@ -85,21 +98,23 @@ export function renewDelivery(db: Db) {
 }
 
 /** One delivery with its message. */
-export function selectDelivery(db: Db) {
+export function selectDelivery(db: Db): Database.Statement<[string], OutboxDelivery> {
   return db.prepare<[string], OutboxDelivery>(
     `SELECT ${DELIVERY_COLUMNS} FROM ${JOINED} WHERE d.message_id = ?`,
   );
 }
 
 /** The deliveries claimed under one token. */
-export function selectClaimed(db: Db) {
+export function selectClaimed(db: Db): Database.Statement<[string], OutboxDelivery> {
   return db.prepare<[string], OutboxDelivery>(
     `SELECT ${DELIVERY_COLUMNS} FROM ${JOINED} WHERE d.claim_token = ?`,
   );
 }
 
 /** Deliveries after a message id, in one status or any, ordered by id. */
-export function selectDeliveries(db: Db) {
+export function selectDeliveries(
+  db: Db,
+): Database.Statement<{ status: string | null; after: string; limit: number }, OutboxDelivery> {
   return db.prepare<{ status: string | null; after: string; limit: number }, OutboxDelivery>(
     `SELECT ${DELIVERY_COLUMNS} FROM ${JOINED} WHERE (@status IS NULL OR d.status = @status) ` +
       'AND d.message_id > @after ORDER BY d.message_id LIMIT @limit',

@@ -1,0 +1,199 @@
+/** The outbox's statements (migration 0009), one query per function. */
+import type { AppendRequest, OutboxMessage } from '@skein/workflow-runtime';
+import type { Query } from './database.js';
+
+const DELIVERY_COLUMNS =
+  'd.message_id AS "messageId", e.topic, e.key, e.payload, e.created_at AS "createdAt", d.status, ' +
+  'd.available_at AS "availableAt", d.attempts, d.claim_token AS "claimToken", d.last_error AS "lastError", ' +
+  'd.settled_at AS "settledAt"';
+const JOINED = 'skein_outbox_deliveries d JOIN skein_outbox_events e ON e.message_id = d.message_id';
+
+/** The message columns of `messages` as arrays, from parameter `$first` on (six of them). */
+export function messageArrays(messages: readonly OutboxMessage[]): unknown[] {
+  return [
+    messages.map((m) => m.messageId),
+    messages.map((m) => m.topic),
+    messages.map((m) => m.key),
+    messages.map((m) => m.payload),
+    messages.map((m) => m.createdAt),
+    messages.map((m) => m.availableAt ?? m.createdAt),
+  ];
+}
+
+/**
+ * The CTEs that write an append's messages, for the full append statement (see
+ * append-query.ts): the ledger rows and their deliveries, only when the events were written
+ * (`verdict` passed and `written` wrote), so they commit with the events or not at all (O1);
+ * and a notification on the outbox wake-up channel, delivered at commit.
+ */
+export function outboxCtes(first: number): string {
+  const [i, t, k, p, c, a, ch] = [0, 1, 2, 3, 4, 5, 6].map((n) => `$${first + n}`);
+  return `
+outboxed AS (
+  INSERT INTO skein_outbox_events (message_id, topic, key, payload, created_at)
+  SELECT m.i, m.t, m.k, m.p, m.c
+  FROM verdict v CROSS JOIN (SELECT count(*) AS n FROM written) w
+  CROSS JOIN unnest(${i}::text[], ${t}::text[], ${k}::text[], ${p}::text[], ${c}::bigint[]) AS m (i, t, k, p, c)
+  WHERE v.refusal IS NULL AND w.n > 0
+  RETURNING message_id, topic
+),
+queued AS (
+  INSERT INTO skein_outbox_deliveries (message_id, topic, status, available_at)
+  SELECT o.message_id, o.topic, 'pending', q.a
+  FROM outboxed o JOIN unnest(${i}::text[], ${a}::bigint[]) AS q (i, a) ON q.i = o.message_id
+),
+outbox_notified AS (
+  SELECT pg_notify(${ch}, '') FROM verdict v WHERE v.refusal IS NULL
+),`;
+}
+
+/** Write messages and their deliveries in one statement, and notify the outbox channel. */
+export function writeMessagesQuery(messages: readonly OutboxMessage[], channel: string): Query {
+  return {
+    name: 'skein_outbox_write',
+    text: `
+WITH outboxed AS (
+  INSERT INTO skein_outbox_events (message_id, topic, key, payload, created_at)
+  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[])
+  RETURNING message_id, topic
+),
+notified AS (SELECT pg_notify($7, ''))
+INSERT INTO skein_outbox_deliveries (message_id, topic, status, available_at)
+SELECT o.message_id, o.topic, 'pending', q.a
+FROM outboxed o JOIN unnest($1::text[], $6::bigint[]) AS q (i, a) ON q.i = o.message_id
+CROSS JOIN (SELECT count(*) FROM notified) z`,
+    values: [...messageArrays(messages), channel],
+  };
+}
+
+/**
+ * Retire, then claim: the pending deliveries available at `$1` (of the topics `$6`, or all
+ * when null), oldest available first, locked with SKIP LOCKED so concurrent claimers take
+ * disjoint rows. Those claimed `$5` times already are retired with the diagnostic `$7`
+ * (a template: `{n}` is the count, `{e}` the last error); the others get token `$3` and
+ * `available_at = $4`.
+ */
+export function claimQuery(
+  now: number,
+  limit: number,
+  token: string,
+  until: number,
+  max: number,
+  topics: readonly string[] | null,
+): Query {
+  return {
+    name: 'skein_outbox_claim',
+    text: `
+WITH picked AS (
+  SELECT message_id, attempts, last_error, available_at FROM skein_outbox_deliveries
+  WHERE status = 'pending' AND available_at <= $1 AND ($6::text[] IS NULL OR topic = ANY ($6::text[]))
+  ORDER BY available_at, message_id
+  LIMIT $2
+  FOR UPDATE SKIP LOCKED
+),
+retired AS (
+  UPDATE skein_outbox_deliveries d SET status = 'retired', claim_token = NULL, settled_at = $1,
+    last_error = 'retired after ' || p.attempts || ' claims that never settled (maxDeliveryAttempts ' ||
+      p.attempts || ')' || coalesce('; last error: ' || p.last_error, '')
+  FROM picked p WHERE d.message_id = p.message_id AND p.attempts >= $5
+  RETURNING d.message_id
+),
+claimed AS (
+  UPDATE skein_outbox_deliveries d SET attempts = d.attempts + 1, claim_token = $3, available_at = $4
+  FROM picked p WHERE d.message_id = p.message_id AND p.attempts < $5
+  RETURNING d.message_id, d.status, d.available_at, d.attempts, d.claim_token, d.last_error, d.settled_at,
+    p.available_at AS was_available_at
+)
+SELECT c.message_id AS "messageId", e.topic, e.key, e.payload, e.created_at AS "createdAt", c.status,
+  c.available_at AS "availableAt", c.attempts, c.claim_token AS "claimToken", c.last_error AS "lastError",
+  c.settled_at AS "settledAt", (SELECT count(*) FROM retired) AS "retiredCount"
+FROM claimed c JOIN skein_outbox_events e ON e.message_id = c.message_id
+ORDER BY c.was_available_at, c.message_id`,
+    values: [now, limit, token, until, max, topics],
+  };
+}
+
+/** Settle a delivery held by `token`: published or retired, at `now`, with `error` (kept when null). */
+export function settleQuery(
+  messageId: string,
+  token: string,
+  status: 'published' | 'retired',
+  now: number,
+  error: string | null,
+): Query {
+  return {
+    name: 'skein_outbox_settle',
+    text:
+      'UPDATE skein_outbox_deliveries SET status = $3, claim_token = NULL, settled_at = $4, ' +
+      "last_error = coalesce($5, last_error) WHERE message_id = $1 AND status = 'pending' AND claim_token = $2",
+    values: [messageId, token, status, now, error],
+  };
+}
+
+/**
+ * Give a claimed delivery back at `$3` with error `$4`, or retire it (diagnostic `$6`, at `$7`)
+ * when it was claimed `$5` times; returns what happened, no row when `token` is not current.
+ */
+export function rescheduleQuery(
+  messageId: string,
+  token: string,
+  availableAt: number,
+  error: string,
+  max: number,
+  now: number,
+): Query {
+  return {
+    name: 'skein_outbox_reschedule',
+    text: `
+UPDATE skein_outbox_deliveries SET claim_token = NULL,
+  status = CASE WHEN attempts >= $5::integer THEN 'retired' ELSE 'pending' END,
+  available_at = CASE WHEN attempts >= $5::integer THEN available_at ELSE $3::bigint END,
+  settled_at = CASE WHEN attempts >= $5::integer THEN $6::bigint ELSE NULL END,
+  last_error = CASE WHEN attempts >= $5::integer
+    THEN 'retired after ' || attempts || ' failed attempts (maxDeliveryAttempts ' || attempts || '): ' || $4::text
+    ELSE $4::text END
+WHERE message_id = $1 AND status = 'pending' AND claim_token = $2
+RETURNING status`,
+    values: [messageId, token, availableAt, error, max, now],
+  };
+}
+
+/** Extend a claim held by `token` to `until`. */
+export function renewQuery(messageId: string, token: string, until: number): Query {
+  return {
+    name: 'skein_outbox_renew',
+    text:
+      'UPDATE skein_outbox_deliveries SET available_at = $3 ' +
+      "WHERE message_id = $1 AND status = 'pending' AND claim_token = $2",
+    values: [messageId, token, until],
+  };
+}
+
+/** One delivery with its message. */
+export function selectDeliveryQuery(messageId: string): Query {
+  return {
+    name: 'skein_outbox_get',
+    text: `SELECT ${DELIVERY_COLUMNS} FROM ${JOINED} WHERE d.message_id = $1`,
+    values: [messageId],
+  };
+}
+
+/** Deliveries after a message id, in one status or any, ordered by id. */
+export function listDeliveriesQuery(status: string | null, after: string, limit: number): Query {
+  return {
+    name: 'skein_outbox_list',
+    text:
+      `SELECT ${DELIVERY_COLUMNS} FROM ${JOINED} WHERE ($1::text IS NULL OR d.status = $1) ` +
+      'AND d.message_id > $2 ORDER BY d.message_id LIMIT $3',
+    values: [status, after, limit],
+  };
+}
+
+/** Which of an append's message ids the ledger holds, read after a unique violation on it. */
+export function takenMessageIdsQuery(request: AppendRequest): Query {
+  return {
+    name: 'skein_outbox_taken_ids',
+    text: 'SELECT message_id AS "messageId" FROM skein_outbox_events WHERE message_id = ANY ($1::text[])',
+    values: [(request.outbox ?? []).map((m) => m.messageId)],
+  };
+}

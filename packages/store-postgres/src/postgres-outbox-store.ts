@@ -1,0 +1,134 @@
+/**
+ * {@link OutboxStore} on PostgreSQL; every operation is one statement. Claims lock their rows
+ * with `FOR UPDATE SKIP LOCKED`, so claimers on many machines take disjoint deliveries. The
+ * event store writes an append's messages inside the append statement itself (O1).
+ */
+import {
+  type ClaimDeliveriesOptions,
+  type ClaimedDelivery,
+  checkClaimOptions,
+  checkOutboxMessages,
+  DEFAULT_MAX_DELIVERY_ATTEMPTS,
+  InvalidInputError,
+  type ListDeliveriesQuery,
+  newId,
+  type OutboxDelivery,
+  type OutboxMessage,
+  type OutboxStore,
+  type RescheduleOptions,
+  type RescheduleOutcome,
+} from '@skein/workflow-runtime';
+import type { Database } from './database.js';
+import { isUniqueViolation } from './errors.js';
+import { refuseNul } from './nul-text.js';
+import {
+  claimQuery,
+  listDeliveriesQuery,
+  renewQuery,
+  rescheduleQuery,
+  selectDeliveryQuery,
+  settleQuery,
+  writeMessagesQuery,
+} from './outbox-queries.js';
+import { channelName } from './wakeups.js';
+
+/**
+ * The wake-up channel the outbox notifies when messages are written (by an append or by
+ * `write`), delivered at commit; an `OutboxPublisher` may listen to it. The payload is empty.
+ */
+export const WAKEUP_OUTBOX = 'outbox';
+
+/** The outbox in PostgreSQL, with the semantics of `MemoryOutboxStore`. */
+export class PostgresOutboxStore implements OutboxStore {
+  private readonly channel: string;
+
+  /** @param db the shared pool, with the schema migrated (see `openPostgresStores`). */
+  constructor(private readonly db: Database) {
+    this.channel = channelName(db.schema, WAKEUP_OUTBOX);
+  }
+
+  async write(messages: readonly OutboxMessage[]): Promise<void> {
+    checkOutboxMessages(messages);
+    refuseNulIn(messages, 'outbox.write');
+    if (messages.length === 0) return;
+    try {
+      await this.db.query('outbox.write', writeMessagesQuery(messages, this.channel));
+    } catch (error) {
+      if (isUniqueViolation(error))
+        throw new InvalidInputError('outbox messages', [{ path: 'messageId', message: 'is taken' }], {
+          cause: error,
+        });
+      throw error;
+    }
+  }
+
+  async claim(options: ClaimDeliveriesOptions): Promise<ClaimedDelivery[]> {
+    checkClaimOptions(options);
+    const max = options.maxDeliveryAttempts ?? DEFAULT_MAX_DELIVERY_ATTEMPTS;
+    const until = options.now + options.claimTtlMs;
+    const topics = options.topics === undefined ? null : [...options.topics];
+    const query = claimQuery(options.now, options.limit, newId(), until, max, topics);
+    const rows = (await this.db.query<ClaimedDelivery & { retiredCount?: number }>('outbox.claim', query))
+      .rows;
+    for (const row of rows) delete row.retiredCount;
+    return rows;
+  }
+
+  async markPublished(messageId: string, token: string, now: number): Promise<boolean> {
+    const query = settleQuery(messageId, token, 'published', now, null);
+    return ((await this.db.query('outbox.markPublished', query)).rowCount ?? 0) > 0;
+  }
+
+  async reschedule(messageId: string, token: string, options: RescheduleOptions): Promise<RescheduleOutcome> {
+    const max = options.maxDeliveryAttempts ?? DEFAULT_MAX_DELIVERY_ATTEMPTS;
+    const error = withoutNul(options.error);
+    const query = rescheduleQuery(messageId, token, options.availableAt, error, max, options.now);
+    const row = (await this.db.query<{ status: string }>('outbox.reschedule', query)).rows[0];
+    if (row === undefined) return 'lost';
+    return row.status === 'retired' ? 'retired' : 'rescheduled';
+  }
+
+  async retire(messageId: string, token: string, reason: string, now: number): Promise<boolean> {
+    const query = settleQuery(messageId, token, 'retired', now, withoutNul(reason));
+    return ((await this.db.query('outbox.retire', query)).rowCount ?? 0) > 0;
+  }
+
+  async renew(messageId: string, token: string, now: number, claimTtlMs: number): Promise<boolean> {
+    return (
+      ((await this.db.query('outbox.renew', renewQuery(messageId, token, now + claimTtlMs))).rowCount ?? 0) >
+      0
+    );
+  }
+
+  async get(messageId: string): Promise<OutboxDelivery | null> {
+    return (
+      (await this.db.query<OutboxDelivery>('outbox.get', selectDeliveryQuery(messageId))).rows[0] ?? null
+    );
+  }
+
+  async list(query: ListDeliveriesQuery = {}): Promise<OutboxDelivery[]> {
+    const q = listDeliveriesQuery(query.status ?? null, query.after ?? '', query.limit ?? 100);
+    return (await this.db.query<OutboxDelivery>('outbox.list', q)).rows;
+  }
+}
+
+/** Refuse a message whose text holds U+0000 (PostgreSQL `text` cannot store it). */
+export function refuseNulIn(
+  messages: readonly OutboxMessage[],
+  operation: string,
+  executionId?: string,
+): void {
+  messages.forEach((m, i) => {
+    refuseNul(operation, executionId, {
+      [`outbox[${i}].messageId`]: m.messageId,
+      [`outbox[${i}].topic`]: m.topic,
+      [`outbox[${i}].key`]: m.key,
+      [`outbox[${i}].payload`]: m.payload,
+    });
+  });
+}
+
+/** A diagnostic as `text` can hold it: U+0000 shown as an escape. */
+function withoutNul(text: string): string {
+  return text.replaceAll('\u0000', '\\u0000');
+}
