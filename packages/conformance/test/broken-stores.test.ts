@@ -147,6 +147,9 @@ describe('conformance suites reject broken signal stores', () => {
 describe('conformance suites reject broken queue stores', () => {
   it('control: the memory queue store passes every queue-store case in the same run', () => {
     const control = cases.filter((result) => result.fullName.startsWith('control-memory: queue store'));
+describe('conformance suites reject broken outboxes', () => {
+  it('control: the memory outbox passes every outbox case in the same run', () => {
+    const control = cases.filter((result) => result.fullName.startsWith('control-memory: outbox store'));
     expect(control.length).toBeGreaterThan(10);
     expect(control.filter((result) => result.status !== 'passed')).toEqual([]);
   });
@@ -172,5 +175,22 @@ describe('conformance suites reject broken queue stores', () => {
     );
     for (const result of failedOf('broken-no-partitions'))
       expect(result.fullName).toMatch(/partition|fairness|priority/);
+  it('O1: an outbox written beside the append, not in its transaction, fails the refused-append cases', () => {
+    expect(failedTitles('broken-outbox-before-append')).toEqual(
+      expect.arrayContaining([
+        expect.stringContaining('O1: a refused append writes none of its messages'),
+        expect.stringContaining('O1: an append reusing a message id is refused whole'),
+      ]),
+    );
+    for (const result of failedOf('broken-outbox-before-append')) expect(result.fullName).toMatch(/O1|L7/);
+  });
+
+  it('O2: an outbox that lets any token settle fails the token cases', () => {
+    expect(failedTitles('broken-outbox-any-token')).toEqual(
+      expect.arrayContaining([
+        expect.stringContaining('only the current token marks published'),
+        expect.stringContaining("a crashed claimer's claim comes back when the window passes"),
+      ]),
+    );
   });
 });

@@ -10,6 +10,13 @@ import {
   brokenSignalStores,
   storesWith,
   storesWithQueues,
+import { eventStoreSuite, outboxStoreSuite, signalStoreSuite } from '@skein/conformance';
+import { MemoryEventStore, MemorySignalStore, openMemoryStores } from '@skein/workflow-runtime';
+import {
+  brokenEventStores,
+  brokenOutboxes,
+  brokenSignalStores,
+  storesWith,
   storesWithSignals,
 } from './index.js';
 
@@ -24,4 +31,7 @@ for (const [name, make] of Object.entries(brokenSignalStores)) {
 queueStoreSuite({ name: 'control-memory', open: () => storesWithQueues(new MemoryQueueStore()) });
 for (const [name, make] of Object.entries(brokenQueueStores)) {
   queueStoreSuite({ name, open: () => storesWithQueues(make()) });
+outboxStoreSuite({ name: 'control-memory', open: () => openMemoryStores() });
+for (const [name, make] of Object.entries(brokenOutboxes)) {
+  outboxStoreSuite({ name, open: make });
 }

@@ -3,10 +3,12 @@ import {
   type EventStore,
   MemoryEventStore,
   MemoryLeaseStore,
+  MemoryOutboxStore,
   MemorySignalStore,
   MemorySnapshotStore,
   MemoryTimerStore,
   type QueueStore,
+  type OutboxStore,
   type SignalStore,
   type Stores,
 } from '@skein/workflow-runtime';
@@ -15,6 +17,7 @@ import { NoPartitionsQueueStore, PerOwnerLimitQueueStore } from './broken-queues
 import { DuplicateSeqEventStore } from './duplicate-seq.js';
 import { GlobalSignalIdStore } from './global-signal-ids.js';
 import { NoFenceCheckEventStore } from './no-fence-check.js';
+import { AnyTokenOutbox, BeforeAppendEventStore } from './outbox.js';
 import { RacyBoundInboxStore, UnboundedInboxStore } from './unbounded-inbox.js';
 
 /** Every broken event store, by the name its suite run is registered under. */
@@ -41,6 +44,21 @@ export const brokenQueueStores: Record<string, () => QueueStore> = {
 export function storesWithQueues(queues: QueueStore): { queues: QueueStore; close(): void } {
   return { queues, close() {} };
 }
+
+/** Every broken outbox (with the event store that feeds it), by the name its suite run is registered under. */
+export const brokenOutboxes: Record<
+  string,
+  () => { events: EventStore; outbox: OutboxStore; close(): void }
+> = {
+  'broken-outbox-before-append': () => {
+    const outbox = new MemoryOutboxStore();
+    return { events: new BeforeAppendEventStore(outbox), outbox, close() {} };
+  },
+  'broken-outbox-any-token': () => {
+    const outbox = new AnyTokenOutbox();
+    return { events: new MemoryEventStore({ outbox }), outbox, close() {} };
+  },
+};
 
 /** Whole stores around one event store (and a signal store), the other stores in memory. */
 export function storesWith(events: EventStore, signals: SignalStore = new MemorySignalStore()): Stores {

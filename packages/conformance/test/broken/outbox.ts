@@ -1,0 +1,50 @@
+/**
+ * Deliberately broken outboxes. `BeforeAppendOutbox` writes an append's messages first and
+ * then appends, in two steps (O1 broken: a refused append leaves its messages behind).
+ * `AnyTokenOutbox` settles a delivery whatever token the caller holds (a crashed claimer's
+ * stale token still marks published). The outbox suite must reject both.
+ */
+import {
+  type AppendRequest,
+  type AppendResult,
+  MemoryEventStore,
+  MemoryOutboxStore,
+  type RescheduleOptions,
+  type RescheduleOutcome,
+} from '@skein/workflow-runtime';
+
+/** The memory event store, except that the outbox is written before the append, separately. */
+export class BeforeAppendEventStore extends MemoryEventStore {
+  constructor(private readonly box: MemoryOutboxStore) {
+    super({ outbox: box });
+  }
+
+  override async append(request: AppendRequest): Promise<AppendResult> {
+    const { outbox, ...rest } = request;
+    if (outbox !== undefined && outbox.length > 0) await this.box.write(outbox);
+    return super.append(rest);
+  }
+}
+
+/** The memory outbox, except that any token settles a pending delivery. */
+export class AnyTokenOutbox extends MemoryOutboxStore {
+  private async tokenOf(messageId: string): Promise<string> {
+    return (await this.get(messageId))?.claimToken ?? '';
+  }
+
+  override async markPublished(messageId: string, _token: string, now: number): Promise<boolean> {
+    return super.markPublished(messageId, await this.tokenOf(messageId), now);
+  }
+
+  override async retire(messageId: string, _token: string, reason: string, now: number): Promise<boolean> {
+    return super.retire(messageId, await this.tokenOf(messageId), reason, now);
+  }
+
+  override async reschedule(
+    messageId: string,
+    _token: string,
+    options: RescheduleOptions,
+  ): Promise<RescheduleOutcome> {
+    return super.reschedule(messageId, await this.tokenOf(messageId), options);
+  }
+}
