@@ -25,7 +25,7 @@ export interface OutboxStoreSuiteOptions {
 
 /** A message of `topic` about `key`, written at `createdAt`. */
 function message(topic: string, key: string, createdAt = 1_000, availableAt?: number): OutboxMessage {
-  const m: OutboxMessage = { messageId: newId(), topic, key, payload: JSON.stringify({ key }), createdAt };
+  const m: OutboxMessage = { id: newId(), topic, key, payload: JSON.stringify({ key }), createdAt };
   if (availableAt !== undefined) m.availableAt = availableAt;
   return m;
 }
@@ -42,7 +42,7 @@ function startWith(executionId: string, outbox: OutboxMessage[]): AppendRequest 
   };
 }
 
-const claimOf = (now: number, limit = 10, claimTtlMs = 1_000) => ({ now, limit, claimTtlMs });
+const claimOf = (now: number, limit = 10, leaseMs = 1_000) => ({ now, limit, leaseMs });
 
 /**
  * Register the outbox-store conformance tests in the current vitest file.
@@ -60,8 +60,8 @@ export function outboxStoreSuite({ name, open }: OutboxStoreSuiteOptions): void 
         const m = message('execution.pending', 'x1');
         await events.append(startWith('x1', [m]));
         expect(await events.read('x1')).toHaveLength(1);
-        expect(await outbox.get(m.messageId)).toMatchObject({
-          messageId: m.messageId,
+        expect(await outbox.get(m.id)).toMatchObject({
+          id: m.id,
           topic: 'execution.pending',
           key: 'x1',
           payload: m.payload,
@@ -93,8 +93,8 @@ export function outboxStoreSuite({ name, open }: OutboxStoreSuiteOptions): void 
           outbox: [stale],
         };
         expect((await rejectionOf(events.append(append))).name).toBe('StaleFenceError');
-        expect(await outbox.get(lost.messageId)).toBeNull();
-        expect(await outbox.get(stale.messageId)).toBeNull();
+        expect(await outbox.get(lost.id)).toBeNull();
+        expect(await outbox.get(stale.id)).toBeNull();
         expect(await outbox.list()).toHaveLength(1);
       }),
     );
@@ -107,11 +107,11 @@ export function outboxStoreSuite({ name, open }: OutboxStoreSuiteOptions): void 
         const fresh = message('t', 'x2');
         const error = await rejectionOf(events.append(startWith('x2', [fresh, { ...m, key: 'x2' }])));
         expect(error.name).toBe('InvalidAppendError');
-        expect(error.message).toContain(m.messageId);
+        expect(error.message).toContain(m.id);
         expect(await events.read('x2')).toEqual([]);
         expect(await events.getExecution('x2')).toBeNull();
-        expect(await outbox.get(fresh.messageId)).toBeNull();
-        expect((await outbox.get(m.messageId))?.key).toBe('x1');
+        expect(await outbox.get(fresh.id)).toBeNull();
+        expect((await outbox.get(m.id))?.key).toBe('x1');
       }),
     );
 
@@ -168,20 +168,20 @@ export function outboxStoreSuite({ name, open }: OutboxStoreSuiteOptions): void 
         const m = message('t', 'k');
         await outbox.write([m]);
         const [first] = await outbox.claim(claimOf(1_000));
-        expect(await outbox.markPublished(m.messageId, 'not-the-token', 1_100)).toBe(false);
-        expect(await outbox.retire(m.messageId, 'not-the-token', 'no', 1_100)).toBe(false);
-        expect(await outbox.renew(m.messageId, 'not-the-token', 1_100, 1_000)).toBe(false);
+        expect(await outbox.markPublished(m.id, 'not-the-token', 1_100)).toBe(false);
+        expect(await outbox.retire(m.id, 'not-the-token', 'no', 1_100)).toBe(false);
+        expect(await outbox.renew(m.id, 'not-the-token', 1_100, 1_000)).toBe(false);
         expect(
-          await outbox.reschedule(m.messageId, 'not-the-token', { availableAt: 0, error: 'x', now: 1_100 }),
+          await outbox.reschedule(m.id, 'not-the-token', { availableAt: 0, error: 'x', now: 1_100 }),
         ).toBe('lost');
-        expect((await outbox.get(m.messageId))?.status).toBe('pending');
-        expect(await outbox.markPublished(m.messageId, first!.claimToken, 1_200)).toBe(true);
-        expect(await outbox.get(m.messageId)).toMatchObject({
+        expect((await outbox.get(m.id))?.status).toBe('pending');
+        expect(await outbox.markPublished(m.id, first!.claimToken, 1_200)).toBe(true);
+        expect(await outbox.get(m.id)).toMatchObject({
           status: 'published',
           settledAt: 1_200,
           claimToken: null,
         });
-        expect(await outbox.markPublished(m.messageId, first!.claimToken, 1_300)).toBe(false);
+        expect(await outbox.markPublished(m.id, first!.claimToken, 1_300)).toBe(false);
         expect(await outbox.claim(claimOf(10_000))).toEqual([]);
       }),
     );
@@ -194,10 +194,10 @@ export function outboxStoreSuite({ name, open }: OutboxStoreSuiteOptions): void 
         const [first] = await outbox.claim(claimOf(1_000, 10, 500));
         expect(await outbox.claim(claimOf(1_499))).toEqual([]);
         const [second] = await outbox.claim(claimOf(1_500));
-        expect(second).toMatchObject({ messageId: m.messageId, attempts: 2 });
+        expect(second).toMatchObject({ id: m.id, attempts: 2 });
         expect(second!.claimToken).not.toBe(first!.claimToken);
-        expect(await outbox.markPublished(m.messageId, first!.claimToken, 1_600)).toBe(false);
-        expect(await outbox.markPublished(m.messageId, second!.claimToken, 1_600)).toBe(true);
+        expect(await outbox.markPublished(m.id, first!.claimToken, 1_600)).toBe(false);
+        expect(await outbox.markPublished(m.id, second!.claimToken, 1_600)).toBe(true);
       }),
     );
 
@@ -207,9 +207,9 @@ export function outboxStoreSuite({ name, open }: OutboxStoreSuiteOptions): void 
         const m = message('t', 'k');
         await outbox.write([m]);
         const [claimed] = await outbox.claim(claimOf(1_000, 10, 500));
-        expect(await outbox.renew(m.messageId, claimed!.claimToken, 1_400, 500)).toBe(true);
+        expect(await outbox.renew(m.id, claimed!.claimToken, 1_400, 500)).toBe(true);
         expect(await outbox.claim(claimOf(1_700))).toEqual([]);
-        expect((await outbox.claim(claimOf(1_900))).map((d) => d.messageId)).toEqual([m.messageId]);
+        expect((await outbox.claim(claimOf(1_900))).map((d) => d.id)).toEqual([m.id]);
       }),
     );
 
@@ -219,13 +219,13 @@ export function outboxStoreSuite({ name, open }: OutboxStoreSuiteOptions): void 
         const m = message('t', 'k');
         await outbox.write([m]);
         const [claimed] = await outbox.claim(claimOf(1_000));
-        const outcome = await outbox.reschedule(m.messageId, claimed!.claimToken, {
+        const outcome = await outbox.reschedule(m.id, claimed!.claimToken, {
           availableAt: 5_000,
           error: 'broker returned it',
           now: 1_100,
         });
         expect(outcome).toBe('rescheduled');
-        expect(await outbox.get(m.messageId)).toMatchObject({
+        expect(await outbox.get(m.id)).toMatchObject({
           status: 'pending',
           availableAt: 5_000,
           lastError: 'broker returned it',
@@ -246,16 +246,16 @@ export function outboxStoreSuite({ name, open }: OutboxStoreSuiteOptions): void 
         for (let i = 0; i < 3; i++) {
           const [claimed] = await outbox.claim({ ...claimOf(now), maxDeliveryAttempts: 3 });
           const options = { availableAt: now + 10, error: `nack ${i + 1}`, now, maxDeliveryAttempts: 3 };
-          outcomes.push(await outbox.reschedule(m.messageId, claimed!.claimToken, options));
+          outcomes.push(await outbox.reschedule(m.id, claimed!.claimToken, options));
           now += 10;
         }
         expect(outcomes).toEqual(['rescheduled', 'rescheduled', 'retired']);
-        const retired = await outbox.get(m.messageId);
+        const retired = await outbox.get(m.id);
         expect(retired).toMatchObject({ status: 'retired', attempts: 3, settledAt: 1_020 });
         expect(retired?.lastError).toContain('nack 3');
         expect(retired?.lastError).toContain('3 failed attempts');
         expect(await outbox.claim(claimOf(100_000))).toEqual([]);
-        expect((await outbox.list({ status: 'retired' })).map((d) => d.messageId)).toEqual([m.messageId]);
+        expect((await outbox.list({ status: 'retired' })).map((d) => d.id)).toEqual([m.id]);
       }),
     );
 
@@ -268,7 +268,7 @@ export function outboxStoreSuite({ name, open }: OutboxStoreSuiteOptions): void 
           expect(await outbox.claim({ ...claimOf(now, 10, 100), maxDeliveryAttempts: 2 })).toHaveLength(1);
         }
         expect(await outbox.claim({ ...claimOf(1_200, 10, 100), maxDeliveryAttempts: 2 })).toEqual([]);
-        const retired = await outbox.get(m.messageId);
+        const retired = await outbox.get(m.id);
         expect(retired).toMatchObject({ status: 'retired', attempts: 2 });
         expect(retired?.lastError).toContain('never settled');
       }),
@@ -280,10 +280,8 @@ export function outboxStoreSuite({ name, open }: OutboxStoreSuiteOptions): void 
         const m = message('t', 'k');
         await outbox.write([m]);
         const [claimed] = await outbox.claim(claimOf(1_000));
-        expect(await outbox.retire(m.messageId, claimed!.claimToken, 'poison: bad payload', 1_001)).toBe(
-          true,
-        );
-        expect(await outbox.get(m.messageId)).toMatchObject({
+        expect(await outbox.retire(m.id, claimed!.claimToken, 'poison: bad payload', 1_001)).toBe(true);
+        expect(await outbox.get(m.id)).toMatchObject({
           status: 'retired',
           lastError: 'poison: bad payload',
           settledAt: 1_001,
@@ -297,7 +295,7 @@ export function outboxStoreSuite({ name, open }: OutboxStoreSuiteOptions): void 
         const messages = Array.from({ length: 40 }, (_, i) => message('t', `k${i}`));
         await outbox.write(messages);
         const claims = await Promise.all(Array.from({ length: 8 }, () => outbox.claim(claimOf(1_000, 7))));
-        const ids = claims.flat().map((d) => d.messageId);
+        const ids = claims.flat().map((d) => d.id);
         expect(new Set(ids).size).toBe(ids.length);
         const rest = await outbox.claim(claimOf(1_000, 100));
         expect(ids.length + rest.length).toBe(40);
@@ -310,13 +308,11 @@ export function outboxStoreSuite({ name, open }: OutboxStoreSuiteOptions): void 
         const messages = Array.from({ length: 5 }, (_, i) => message('t', `k${i}`));
         await outbox.write(messages);
         const [claimed] = await outbox.claim(claimOf(1_000, 1));
-        await outbox.markPublished(claimed!.messageId, claimed!.claimToken, 1_001);
-        const ids = messages.map((m) => m.messageId).sort();
-        expect((await outbox.list({ limit: 2 })).map((d) => d.messageId)).toEqual(ids.slice(0, 2));
-        expect((await outbox.list({ after: ids[2]! })).map((d) => d.messageId)).toEqual(ids.slice(3));
-        expect((await outbox.list({ status: 'published' })).map((d) => d.messageId)).toEqual([
-          claimed!.messageId,
-        ]);
+        await outbox.markPublished(claimed!.id, claimed!.claimToken, 1_001);
+        const ids = messages.map((m) => m.id).sort();
+        expect((await outbox.list({ limit: 2 })).map((d) => d.id)).toEqual(ids.slice(0, 2));
+        expect((await outbox.list({ after: ids[2]! })).map((d) => d.id)).toEqual(ids.slice(3));
+        expect((await outbox.list({ status: 'published' })).map((d) => d.id)).toEqual([claimed!.id]);
         expect(await outbox.list({ status: 'pending' })).toHaveLength(4);
       }),
     );

@@ -192,8 +192,8 @@ async function refusalOf(db: Database, request: AppendRequest, error: unknown): 
   if (!isUniqueViolation(error)) return new StorageWriteError(executionId, { cause: error });
   try {
     if (error.constraint === 'skein_outbox_events_pkey') {
-      const taken = (await db.query<{ messageId: string }>('append', takenMessageIdsQuery(request))).rows;
-      const ids = taken.map((row) => `"${row.messageId}"`).join(', ');
+      const taken = (await db.query<{ id: string }>('append', takenMessageIdsQuery(request))).rows;
+      const ids = taken.map((row) => `"${row.id}"`).join(', ');
       return new InvalidAppendError(executionId, `outbox message id ${ids} is taken`);
     }
     if (error.constraint === 'skein_events_envelope_id_key') {

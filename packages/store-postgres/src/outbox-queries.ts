@@ -3,7 +3,7 @@ import type { AppendRequest, OutboxMessage } from '@skein/workflow-runtime';
 import type { Query } from './database.js';
 
 const DELIVERY_COLUMNS =
-  'd.message_id AS "messageId", e.topic, e.key, e.payload, e.created_at AS "createdAt", d.status, ' +
+  'd.message_id AS id, e.topic, e.key, e.payload, e.created_at AS "createdAt", d.status, ' +
   'd.available_at AS "availableAt", d.attempts, d.claim_token AS "claimToken", d.last_error AS "lastError", ' +
   'd.settled_at AS "settledAt"';
 const JOINED = 'skein_outbox_deliveries d JOIN skein_outbox_events e ON e.message_id = d.message_id';
@@ -11,7 +11,7 @@ const JOINED = 'skein_outbox_deliveries d JOIN skein_outbox_events e ON e.messag
 /** The message columns of `messages` as arrays, from parameter `$first` on (six of them). */
 export function messageArrays(messages: readonly OutboxMessage[]): unknown[] {
   return [
-    messages.map((m) => m.messageId),
+    messages.map((m) => m.id),
     messages.map((m) => m.topic),
     messages.map((m) => m.key),
     messages.map((m) => m.payload),
@@ -104,7 +104,7 @@ claimed AS (
   RETURNING d.message_id, d.status, d.available_at, d.attempts, d.claim_token, d.last_error, d.settled_at,
     p.available_at AS was_available_at
 )
-SELECT c.message_id AS "messageId", e.topic, e.key, e.payload, e.created_at AS "createdAt", c.status,
+SELECT c.message_id AS id, e.topic, e.key, e.payload, e.created_at AS "createdAt", c.status,
   c.available_at AS "availableAt", c.attempts, c.claim_token AS "claimToken", c.last_error AS "lastError",
   c.settled_at AS "settledAt", (SELECT count(*) FROM retired) AS "retiredCount"
 FROM claimed c JOIN skein_outbox_events e ON e.message_id = c.message_id
@@ -193,7 +193,7 @@ export function listDeliveriesQuery(status: string | null, after: string, limit:
 export function takenMessageIdsQuery(request: AppendRequest): Query {
   return {
     name: 'skein_outbox_taken_ids',
-    text: 'SELECT message_id AS "messageId" FROM skein_outbox_events WHERE message_id = ANY ($1::text[])',
-    values: [(request.outbox ?? []).map((m) => m.messageId)],
+    text: 'SELECT message_id AS id FROM skein_outbox_events WHERE message_id = ANY ($1::text[])',
+    values: [(request.outbox ?? []).map((m) => m.id)],
   };
 }

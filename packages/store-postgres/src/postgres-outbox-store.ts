@@ -63,11 +63,11 @@ export class PostgresOutboxStore implements OutboxStore {
   }
 
   async claim(options: ClaimDeliveriesOptions): Promise<ClaimedDelivery[]> {
-    checkClaimOptions(options);
+    const now = checkClaimOptions(options);
     const max = options.maxDeliveryAttempts ?? DEFAULT_MAX_DELIVERY_ATTEMPTS;
-    const until = options.now + options.claimTtlMs;
+    const until = now + options.leaseMs;
     const topics = options.topics === undefined ? null : [...options.topics];
-    const query = claimQuery(options.now, options.limit, newId(), until, max, topics);
+    const query = claimQuery(now, options.limit, newId(), until, max, topics);
     const rows = (await this.db.query<ClaimedDelivery & { retiredCount?: number }>('outbox.claim', query))
       .rows;
     for (const row of rows) delete row.retiredCount;
@@ -93,10 +93,9 @@ export class PostgresOutboxStore implements OutboxStore {
     return ((await this.db.query('outbox.retire', query)).rowCount ?? 0) > 0;
   }
 
-  async renew(messageId: string, token: string, now: number, claimTtlMs: number): Promise<boolean> {
+  async renew(messageId: string, token: string, now: number, leaseMs: number): Promise<boolean> {
     return (
-      ((await this.db.query('outbox.renew', renewQuery(messageId, token, now + claimTtlMs))).rowCount ?? 0) >
-      0
+      ((await this.db.query('outbox.renew', renewQuery(messageId, token, now + leaseMs))).rowCount ?? 0) > 0
     );
   }
 
@@ -120,7 +119,7 @@ export function refuseNulIn(
 ): void {
   messages.forEach((m, i) => {
     refuseNul(operation, executionId, {
-      [`outbox[${i}].messageId`]: m.messageId,
+      [`outbox[${i}].id`]: m.id,
       [`outbox[${i}].topic`]: m.topic,
       [`outbox[${i}].key`]: m.key,
       [`outbox[${i}].payload`]: m.payload,

@@ -141,9 +141,9 @@ function applyOne(
     return { ok: false, error };
   }
   const messages = request.outbox ?? [];
-  const taken = messages.find((message) => sql.outboxTaken.get(message.messageId) !== undefined);
+  const taken = messages.find((message) => sql.outboxTaken.get(message.id) !== undefined);
   if (taken !== undefined) {
-    const reason = `outbox message id "${taken.messageId}" is taken`;
+    const reason = `outbox message id "${taken.id}" is taken`;
     return { ok: false, error: new InvalidAppendError(request.executionId, reason) };
   }
   const savepoint = guarded && (request.events.length > 1 || messages.length > 0);

@@ -13,13 +13,13 @@ export function insertOutboxMessage(db: Db): (message: OutboxMessage) => void {
     "INSERT INTO skein_outbox_deliveries (message_id, topic, status, available_at) VALUES (?, ?, 'pending', ?)",
   );
   return (m) => {
-    ledger.run(m.messageId, m.topic, m.key, m.payload, m.createdAt);
-    delivery.run(m.messageId, m.topic, m.availableAt ?? m.createdAt);
+    ledger.run(m.id, m.topic, m.key, m.payload, m.createdAt);
+    delivery.run(m.id, m.topic, m.availableAt ?? m.createdAt);
   };
 }
 
 const DELIVERY_COLUMNS =
-  'd.message_id AS messageId, e.topic, e.key, e.payload, e.created_at AS createdAt, d.status, ' +
+  'd.message_id AS id, e.topic, e.key, e.payload, e.created_at AS createdAt, d.status, ' +
   'd.available_at AS availableAt, d.attempts, d.claim_token AS claimToken, d.last_error AS lastError, ' +
   'd.settled_at AS settledAt';
 const JOINED = 'skein_outbox_deliveries d JOIN skein_outbox_events e ON e.message_id = d.message_id';
@@ -29,13 +29,13 @@ export function selectAvailable(
   db: Db,
 ): Database.Statement<
   { now: number; limit: number; topics: string | null },
-  { messageId: string; attempts: number; lastError: string | null }
+  { id: string; attempts: number; lastError: string | null }
 > {
   return db.prepare<
     { now: number; limit: number; topics: string | null },
-    { messageId: string; attempts: number; lastError: string | null }
+    { id: string; attempts: number; lastError: string | null }
   >(
-    'SELECT message_id AS messageId, attempts, last_error AS lastError FROM skein_outbox_deliveries ' +
+    'SELECT message_id AS id, attempts, last_error AS lastError FROM skein_outbox_deliveries ' +
       "WHERE status = 'pending' AND available_at <= @now " +
       'AND (@topics IS NULL OR topic IN (SELECT value FROM json_each(@topics))) ' +
       'ORDER BY available_at, message_id LIMIT @limit',

@@ -39,7 +39,7 @@ import {
 export class SqliteOutboxStore implements OutboxStore {
   private readonly insert: ReturnType<typeof insertOutboxMessage>;
   private readonly statements;
-  private readonly claimTx: (options: ClaimDeliveriesOptions) => ClaimedDelivery[];
+  private readonly claimTx: (options: ClaimDeliveriesOptions, now: number) => ClaimedDelivery[];
   private readonly writeTx: (messages: readonly OutboxMessage[]) => void;
   private readonly rescheduleTx: (id: string, token: string, options: RescheduleOptions) => RescheduleOutcome;
 
@@ -57,7 +57,7 @@ export class SqliteOutboxStore implements OutboxStore {
       claimed: selectClaimed(db),
       list: selectDeliveries(db),
     };
-    this.claimTx = transaction(db, (options) => this.claimNow(options));
+    this.claimTx = transaction(db, (options, now) => this.claimNow(options, now));
     this.writeTx = transaction(db, (messages) => {
       for (const message of messages) this.insert(message);
     });
@@ -78,8 +78,8 @@ export class SqliteOutboxStore implements OutboxStore {
   }
 
   async claim(options: ClaimDeliveriesOptions): Promise<ClaimedDelivery[]> {
-    checkClaimOptions(options);
-    return this.claimTx(options);
+    const now = checkClaimOptions(options);
+    return this.claimTx(options, now);
   }
 
   async markPublished(messageId: string, token: string, now: number): Promise<boolean> {
@@ -96,8 +96,8 @@ export class SqliteOutboxStore implements OutboxStore {
     return this.statements.settle.run(params).changes > 0;
   }
 
-  async renew(messageId: string, token: string, now: number, claimTtlMs: number): Promise<boolean> {
-    return this.statements.renew.run({ id: messageId, token, until: now + claimTtlMs }).changes > 0;
+  async renew(messageId: string, token: string, now: number, leaseMs: number): Promise<boolean> {
+    return this.statements.renew.run({ id: messageId, token, until: now + leaseMs }).changes > 0;
   }
 
   async get(messageId: string): Promise<OutboxDelivery | null> {
@@ -113,31 +113,31 @@ export class SqliteOutboxStore implements OutboxStore {
   }
 
   /** The claim's transaction: retire what its claimers never settled, claim the rest. */
-  private claimNow(options: ClaimDeliveriesOptions): ClaimedDelivery[] {
+  private claimNow(options: ClaimDeliveriesOptions, now: number): ClaimedDelivery[] {
     const max = options.maxDeliveryAttempts ?? DEFAULT_MAX_DELIVERY_ATTEMPTS;
     const topics = options.topics === undefined ? null : JSON.stringify(options.topics);
     const token = newId();
-    const until = options.now + options.claimTtlMs;
+    const until = now + options.leaseMs;
     const order: string[] = [];
     for (;;) {
       const want = options.limit - order.length;
-      const rows = this.statements.available.all({ now: options.now, limit: want, topics });
+      const rows = this.statements.available.all({ now: now, limit: want, topics });
       let retired = 0;
       for (const row of rows) {
         if (row.attempts >= max) {
           const error = unsettledDiagnostic(row.attempts, row.lastError);
-          this.statements.retireUnsettled.run({ id: row.messageId, now: options.now, error });
+          this.statements.retireUnsettled.run({ id: row.id, now, error });
           retired += 1;
           continue;
         }
-        this.statements.claim.run({ id: row.messageId, token, until });
-        order.push(row.messageId);
+        this.statements.claim.run({ id: row.id, token, until });
+        order.push(row.id);
       }
       // Retired rows made room: look again, until the page is full or nothing is left.
       if (retired === 0 || rows.length < want) break;
     }
     if (order.length === 0) return [];
-    const byId = new Map(this.statements.claimed.all(token).map((row) => [row.messageId, row]));
+    const byId = new Map(this.statements.claimed.all(token).map((row) => [row.id, row]));
     return order.map((id) => byId.get(id) as ClaimedDelivery);
   }
 

@@ -9,6 +9,8 @@ export const LocalErrorCodes = {
   SupervisorTickFailed: 'SUPERVISOR_TICK_FAILED',
   LeaseMismatch: 'LEASE_MISMATCH',
   QueueSlotLapsed: 'QUEUE_SLOT_LAPSED',
+  OutboxMissing: 'OUTBOX_MISSING',
+  TransportClosed: 'TRANSPORT_CLOSED',
 } as const;
 
 /** One of {@link LocalErrorCodes}. */
@@ -59,5 +61,25 @@ export class QueueSlotLapsedError extends SkeinError {
       LocalErrorCodes.QueueSlotLapsed,
       `execution "${executionId}": its slot in queue "${queue}" lapsed before it was renewed`,
     );
+  }
+}
+/** A `StoreTransport`, an `OutboxPublisher` or an outbox runtime was given stores without an outbox. */
+export class OutboxMissingError extends SkeinError {
+  constructor(readonly where: string) {
+    super(
+      LocalErrorCodes.OutboxMissing,
+      `${where}: the stores have no outbox (stores.outbox); every store of @skein/store-sqlite, ` +
+        '@skein/store-postgres and openMemoryStores has one',
+    );
+  }
+}
+
+/** A transport or publisher was used after `close()`/`stop()`. */
+export class TransportClosedError extends SkeinError {
+  constructor(
+    readonly transport: string,
+    readonly operation: string,
+  ) {
+    super(LocalErrorCodes.TransportClosed, `${transport} is closed: ${operation} refused`);
   }
 }

@@ -18,3 +18,14 @@ export type {
   WorkerRuntime,
 } from './spi.js';
 export { isSupersededRefusal } from './superseded.js';
+export {
+  type ConsumeOptions,
+  DEFAULT_CONSUME_CONCURRENCY,
+  DEFAULT_CONSUME_MAX_ATTEMPTS,
+  type MessageHandler,
+  type PublishOutcome,
+  type QuarantinedMessage,
+  type Subscription,
+  type Transport,
+  type TransportMessage,
+} from './transport.js';

@@ -5,7 +5,7 @@
  * row per message, never changed) and the delivery queue (one delivery per message: pending,
  * published or retired, with a claim token and an availability time).
  *
- * A delivery is claimed with a fresh token and becomes available again at `now + claimTtlMs`
+ * A delivery is claimed with a fresh token and becomes available again at `now + leaseMs`
  * unless settled first, so a crashed claimer's deliveries come back when the window passes.
  * Only the current token may mark a delivery published, reschedule it or retire it.
  */
@@ -16,7 +16,7 @@ import { illFormedReason } from './ids.js';
 /** A message to write to the outbox; the payload is already encoded (text, usually JSON). */
 export interface OutboxMessage {
   /** Unique id of the message (a ULID); a reused id is refused with `InvalidInputError`. */
-  messageId: string;
+  id: string;
   /** What the message is about; the broker's routing key (e.g. `execution.pending`). */
   topic: string;
   /** What it concerns (an execution id, say); consumers may deduplicate by it. */
@@ -33,7 +33,7 @@ export type DeliveryStatus = 'pending' | 'published' | 'retired';
 
 /** One message and its delivery, as the outbox holds them. */
 export interface OutboxDelivery {
-  messageId: string;
+  id: string;
   topic: string;
   key: string;
   payload: string;
@@ -59,12 +59,12 @@ export interface ClaimedDelivery extends OutboxDelivery {
 
 /** Options of {@link OutboxStore.claim}. */
 export interface ClaimDeliveriesOptions {
-  /** Claim deliveries available at or before this time (ms since the epoch). */
-  now: number;
+  /** Claim deliveries available at or before this time, in ms since the epoch (default: `Date.now()`). */
+  now?: number;
   /** At most this many, an integer >= 1. */
   limit: number;
   /** The claim lapses after this long (ms) unless settled: the delivery is available again. */
-  claimTtlMs: number;
+  leaseMs: number;
   /** Only deliveries of these topics (default: every topic). */
   topics?: readonly string[];
   /**
@@ -114,7 +114,7 @@ export interface OutboxStore {
   write(messages: readonly OutboxMessage[]): Promise<void>;
   /**
    * Claim pending deliveries available at `now`, oldest available first, each under one fresh
-   * token (shared by this call's deliveries), available again at `now + claimTtlMs`.
+   * token (shared by this call's deliveries), available again at `now + leaseMs`.
    */
   claim(options: ClaimDeliveriesOptions): Promise<ClaimedDelivery[]>;
   /** Mark a claimed delivery published; false (nothing changed) when `token` is not its current claim. */
@@ -123,8 +123,8 @@ export interface OutboxStore {
   reschedule(messageId: string, token: string, options: RescheduleOptions): Promise<RescheduleOutcome>;
   /** Retire a claimed delivery with a diagnostic (it stays readable); false when `token` is not current. */
   retire(messageId: string, token: string, reason: string, now: number): Promise<boolean>;
-  /** Extend a claim to `now + claimTtlMs` while its claimer works; false when `token` is not current. */
-  renew(messageId: string, token: string, now: number, claimTtlMs: number): Promise<boolean>;
+  /** Extend a claim to `now + leaseMs` while its claimer works; false when `token` is not current. */
+  renew(messageId: string, token: string, now: number, leaseMs: number): Promise<boolean>;
   /** One delivery with its message, or null. */
   get(messageId: string): Promise<OutboxDelivery | null>;
   /** Deliveries ordered by message id, filtered and bounded. */
@@ -140,7 +140,7 @@ const textSchema = z
   });
 
 const messageSchema = z.object({
-  messageId: textSchema,
+  id: textSchema,
   topic: textSchema,
   key: z
     .string()
@@ -167,24 +167,26 @@ export function checkOutboxMessages(messages: readonly OutboxMessage[], where = 
         issues.push({ path: `[${i}].${issue.path.join('.')}`, message: issue.message });
       return;
     }
-    if (seen.has(message.messageId))
-      issues.push({ path: `[${i}].messageId`, message: `"${message.messageId}" appears twice` });
-    seen.add(message.messageId);
+    if (seen.has(message.id)) issues.push({ path: `[${i}].id`, message: `"${message.id}" appears twice` });
+    seen.add(message.id);
   });
   if (issues.length > 0) throw new InvalidInputError(where, issues);
 }
 
-/** Check claim options; throws `InvalidInputError` naming the field. */
-export function checkClaimOptions(options: ClaimDeliveriesOptions): void {
+/** Check claim options; throws `InvalidInputError` naming the field. Returns `now` (default: `Date.now()`). */
+export function checkClaimOptions(options: ClaimDeliveriesOptions): number {
   const issues: { path: string; message: string }[] = [];
   if (!Number.isSafeInteger(options.limit) || options.limit < 1)
     issues.push({ path: 'limit', message: `must be an integer >= 1, got ${options.limit}` });
-  if (!(options.claimTtlMs > 0))
-    issues.push({ path: 'claimTtlMs', message: `must be > 0, got ${options.claimTtlMs}` });
+  if (!(options.leaseMs > 0))
+    issues.push({ path: 'leaseMs', message: `must be > 0, got ${options.leaseMs}` });
+  if (options.now !== undefined && !Number.isFinite(options.now))
+    issues.push({ path: 'now', message: `must be a number of ms since the epoch, got ${options.now}` });
   const max = options.maxDeliveryAttempts;
   if (max !== undefined && (!Number.isSafeInteger(max) || max < 1))
     issues.push({ path: 'maxDeliveryAttempts', message: `must be an integer >= 1, got ${max}` });
   if (issues.length > 0) throw new InvalidInputError('outbox claim options', issues);
+  return options.now ?? Date.now();
 }
 
 /** The diagnostic of a delivery retired at claim time: its claimers never settled it. */

@@ -31,14 +31,14 @@ export class MemoryOutboxStore implements OutboxStore {
 
   /** The first message id of `messages` the ledger already holds, if any (checked before any write). */
   takenId(messages: readonly OutboxMessage[]): string | undefined {
-    return messages.find((message) => this.deliveries.has(message.messageId))?.messageId;
+    return messages.find((message) => this.deliveries.has(message.id))?.id;
   }
 
   /** Insert checked messages; synchronous, so an append's events and messages land in one step. */
   insert(messages: readonly OutboxMessage[]): void {
     for (const message of messages) {
-      this.deliveries.set(message.messageId, {
-        messageId: message.messageId,
+      this.deliveries.set(message.id, {
+        id: message.id,
         topic: message.topic,
         key: message.key,
         payload: message.payload,
@@ -54,24 +54,24 @@ export class MemoryOutboxStore implements OutboxStore {
   }
 
   async claim(options: ClaimDeliveriesOptions): Promise<ClaimedDelivery[]> {
-    checkClaimOptions(options);
+    const now = checkClaimOptions(options);
     const max = options.maxDeliveryAttempts ?? DEFAULT_MAX_DELIVERY_ATTEMPTS;
     const topics = options.topics === undefined ? undefined : new Set(options.topics);
     const available = [...this.deliveries.values()]
-      .filter((row) => row.status === 'pending' && row.availableAt <= options.now)
+      .filter((row) => row.status === 'pending' && row.availableAt <= now)
       .filter((row) => topics === undefined || topics.has(row.topic))
-      .sort((a, b) => a.availableAt - b.availableAt || compare(a.messageId, b.messageId));
+      .sort((a, b) => a.availableAt - b.availableAt || compare(a.id, b.id));
     const token = newId();
     const claimed: ClaimedDelivery[] = [];
     for (const row of available) {
       if (claimed.length === options.limit) break;
       if (row.attempts >= max) {
-        settle(row, 'retired', options.now, unsettledDiagnostic(row.attempts, row.lastError));
+        settle(row, 'retired', now, unsettledDiagnostic(row.attempts, row.lastError));
         continue;
       }
       row.attempts += 1;
       row.claimToken = token;
-      row.availableAt = options.now + options.claimTtlMs;
+      row.availableAt = now + options.leaseMs;
       claimed.push({ ...row, status: 'pending', claimToken: token });
     }
     return claimed;
@@ -104,10 +104,10 @@ export class MemoryOutboxStore implements OutboxStore {
     return true;
   }
 
-  async renew(messageId: string, token: string, now: number, claimTtlMs: number): Promise<boolean> {
+  async renew(messageId: string, token: string, now: number, leaseMs: number): Promise<boolean> {
     const row = this.current(messageId, token);
     if (row === undefined) return false;
-    row.availableAt = now + claimTtlMs;
+    row.availableAt = now + leaseMs;
     return true;
   }
 
@@ -120,8 +120,8 @@ export class MemoryOutboxStore implements OutboxStore {
     const limit = query.limit ?? 100;
     return [...this.deliveries.values()]
       .filter((row) => query.status === undefined || row.status === query.status)
-      .filter((row) => query.after === undefined || compare(row.messageId, query.after) > 0)
-      .sort((a, b) => compare(a.messageId, b.messageId))
+      .filter((row) => query.after === undefined || compare(row.id, query.after) > 0)
+      .sort((a, b) => compare(a.id, b.id))
       .slice(0, limit)
       .map((row) => ({ ...row }));
   }
