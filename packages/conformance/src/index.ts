@@ -32,6 +32,11 @@ export { type SnapshotStoreSuiteOptions, snapshotStoreSuite } from './snapshot-s
 export { type TextBoundarySuiteOptions, textBoundarySuite } from './text-boundary-suite.js';
 export { type TimerStoreSuiteOptions, timerStoreSuite } from './timer-store-suite.js';
 export {
+  type TransportSuiteOptions,
+  type TransportUnderTest,
+  transportSuite,
+} from './transport-suite.js';
+export {
   type WorkerRuntimeSuiteOptions,
   type WorkerRuntimeUnderTest,
   workerRuntimeSuite,

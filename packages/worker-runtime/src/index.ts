@@ -20,9 +20,13 @@ export type {
 export { isSupersededRefusal } from './superseded.js';
 export {
   type ConsumeOptions,
-  DEFAULT_CONSUME_CONCURRENCY,
   DEFAULT_CONSUME_MAX_ATTEMPTS,
+  DEFAULT_PREFETCH,
+  type Handled,
+  type HandlerVerdict,
+  handle,
   type MessageHandler,
+  messageOf,
   type PublishOutcome,
   type QuarantinedMessage,
   type Subscription,

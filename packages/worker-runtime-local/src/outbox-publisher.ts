@@ -1,0 +1,228 @@
+/**
+ * `OutboxPublisher`: relays the outbox to a broker transport (docs/outbox.md). It claims a
+ * batch of available deliveries, publishes them with confirms, and settles each by its own
+ * outcome: a confirmed one is marked published (O2: never before the confirm); a returned,
+ * nacked or failed one is rescheduled after a bounded backoff, and retired with its last
+ * reason once it failed `maxDeliveryAttempts` times. A publisher that dies between publish
+ * and settle leaves its claims to lapse; they are published again (O3: at least once).
+ */
+import { messageOf, type PublishOutcome, type Transport } from '@skein/worker-runtime';
+import {
+  type ClaimedDelivery,
+  DEFAULT_MAX_DELIVERY_ATTEMPTS,
+  InvalidInputError,
+  type OutboxStore,
+  type Stores,
+} from '@skein/workflow-runtime';
+import { OutboxMissingError, TransportClosedError } from './errors.js';
+import { WAKEUP_CHANNEL_OUTBOX } from './store-transport.js';
+import type { WakeupSource } from './supervisor-wakeups.js';
+
+/** Options of {@link OutboxPublisher}. */
+export interface OutboxPublisherOptions {
+  /** The stores whose outbox is relayed (`stores.outbox` is required). */
+  stores: Pick<Stores, 'outbox'>;
+  /** Where the messages go; a transport that `relays` (a broker). */
+  transport: Transport;
+  /** Deliveries claimed and published together (default: 100). */
+  batchSize?: number;
+  /** Batches in flight at once (default: 2). */
+  concurrency?: number;
+  /** How long a claim lasts before another publisher may take the delivery (default: 30 000). */
+  leaseMs?: number;
+  /** How often an idle publisher looks at the outbox (default: 100). */
+  pollIntervalMs?: number;
+  /** Backoff after a failed publish: `min(maxMs, initialMs * 2^(attempts-1))` (default: 200 and 30 000). */
+  retry?: { initialMs?: number; maxMs?: number };
+  /** A delivery failing this many times is retired with its last reason (default: 10). */
+  maxDeliveryAttempts?: number;
+  /** Outbox wake-ups (PostgreSQL's `stores.wakeups`, channel `outbox`) that cut the poll short (default: none). */
+  wakeups?: WakeupSource;
+  /** Milliseconds since the epoch (default: `Date.now`). */
+  clock?: () => number;
+  /** Where errors of the relay loop go (default: `console.error`). */
+  onError?: (error: unknown, context: string) => void;
+}
+
+/** What one relay pass did. */
+export interface RelayReport {
+  claimed: number;
+  published: number;
+  rescheduled: number;
+  retired: number;
+  /** Settlements refused because the claim had lapsed and another claimer holds the delivery. */
+  lost: number;
+}
+
+/**
+ * Relays the outbox to `transport`; see the module comment.
+ * @example
+ * const publisher = new OutboxPublisher({ stores, transport, batchSize: 200 });
+ * publisher.start();
+ * // …
+ * await publisher.stop();
+ */
+export class OutboxPublisher {
+  private readonly outbox: OutboxStore;
+  private readonly transport: Transport;
+  private readonly batchSize: number;
+  private readonly concurrency: number;
+  private readonly leaseMs: number;
+  private readonly pollIntervalMs: number;
+  private readonly initialMs: number;
+  private readonly maxMs: number;
+  private readonly maxAttempts: number;
+  private readonly clock: () => number;
+  private readonly onError: (error: unknown, context: string) => void;
+  private readonly wakeups: WakeupSource | undefined;
+  private loops: Promise<void>[] = [];
+  private stopping = false;
+  private readonly sleepers = new Set<() => void>();
+  private unsubscribe: (() => Promise<void>) | undefined;
+
+  constructor(options: OutboxPublisherOptions) {
+    if (options?.stores?.outbox === undefined) throw new OutboxMissingError('OutboxPublisher');
+    this.outbox = options.stores.outbox;
+    this.transport = options.transport;
+    this.batchSize = options.batchSize ?? 100;
+    this.concurrency = options.concurrency ?? 2;
+    this.leaseMs = options.leaseMs ?? 30_000;
+    this.pollIntervalMs = options.pollIntervalMs ?? 100;
+    this.initialMs = options.retry?.initialMs ?? 200;
+    this.maxMs = options.retry?.maxMs ?? 30_000;
+    this.maxAttempts = options.maxDeliveryAttempts ?? DEFAULT_MAX_DELIVERY_ATTEMPTS;
+    this.clock = options.clock ?? Date.now;
+    this.onError = options.onError ?? ((error, context) => console.error(`skein: ${context}:`, error));
+    this.wakeups = options.wakeups;
+    this.validate();
+  }
+
+  /** Relay until `stop()`: each loop claims, publishes and settles a batch, then looks again. */
+  start(): void {
+    if (this.loops.length > 0) return;
+    this.stopping = false;
+    const listening = this.listen();
+    this.loops = Array.from({ length: this.concurrency }, () => listening.then(() => this.run()));
+  }
+
+  /** Stop relaying and wait for the batches in flight to settle. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    for (const wake of this.sleepers) wake();
+    await Promise.all(this.loops);
+    this.loops = [];
+    await this.unsubscribe?.();
+    this.unsubscribe = undefined;
+  }
+
+  /** Cut the current poll short: there is something to relay (an in-process enqueue, say). */
+  kick(): void {
+    for (const wake of this.sleepers) wake();
+  }
+
+  /** Claim one batch, publish it, and settle each delivery by its own outcome. */
+  async relayOnce(): Promise<RelayReport> {
+    const report: RelayReport = { claimed: 0, published: 0, rescheduled: 0, retired: 0, lost: 0 };
+    const batch = await this.outbox.claim({
+      now: this.clock(),
+      limit: this.batchSize,
+      leaseMs: this.leaseMs,
+      maxDeliveryAttempts: this.maxAttempts,
+    });
+    report.claimed = batch.length;
+    if (batch.length === 0) return report;
+    const outcomes = await this.publish(batch);
+    await Promise.all(batch.map((delivery, i) => this.settle(delivery, outcomes[i]!, report)));
+    return report;
+  }
+
+  private async publish(batch: readonly ClaimedDelivery[]): Promise<PublishOutcome[]> {
+    try {
+      const outcomes = await this.transport.publish(batch.map(messageOf));
+      if (outcomes.length !== batch.length)
+        throw new Error(`the transport answered ${outcomes.length} outcomes for ${batch.length} messages`);
+      return outcomes;
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      return batch.map(() => ({ status: 'failed', reason }));
+    }
+  }
+
+  /** O2: published only on a confirm; anything else goes back with its reason. */
+  private async settle(
+    delivery: ClaimedDelivery,
+    outcome: PublishOutcome,
+    report: RelayReport,
+  ): Promise<void> {
+    const now = this.clock();
+    if (outcome.status === 'confirmed') {
+      if (await this.outbox.markPublished(delivery.id, delivery.claimToken, now)) report.published += 1;
+      else report.lost += 1;
+      return;
+    }
+    const backoff = Math.min(this.maxMs, this.initialMs * 2 ** Math.max(0, delivery.attempts - 1));
+    const result = await this.outbox.reschedule(delivery.id, delivery.claimToken, {
+      availableAt: now + backoff,
+      error: `${outcome.status}: ${outcome.reason}`,
+      now,
+      maxDeliveryAttempts: this.maxAttempts,
+    });
+    report[result === 'rescheduled' ? 'rescheduled' : result === 'retired' ? 'retired' : 'lost'] += 1;
+  }
+
+  private async listen(): Promise<void> {
+    if (this.wakeups === undefined) return;
+    try {
+      this.unsubscribe = await this.wakeups.subscribe(WAKEUP_CHANNEL_OUTBOX, () => this.kick());
+    } catch (error) {
+      this.onError(error, 'OutboxPublisher: subscribe to outbox wake-ups (polling goes on)');
+    }
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopping) {
+      let full = false;
+      try {
+        const report = await this.relayOnce();
+        full = report.claimed === this.batchSize;
+      } catch (error) {
+        if (error instanceof TransportClosedError) return;
+        this.onError(error, 'OutboxPublisher: relay');
+      }
+      if (full || this.stopping) continue;
+      await new Promise<void>((resolve) => {
+        const wake = () => {
+          clearTimeout(timer);
+          this.sleepers.delete(wake);
+          resolve();
+        };
+        const timer = setTimeout(wake, this.pollIntervalMs);
+        this.sleepers.add(wake);
+      });
+    }
+  }
+
+  private validate(): void {
+    const issues: { path: string; message: string }[] = [];
+    if (this.transport === undefined || typeof this.transport.publish !== 'function')
+      issues.push({ path: 'transport', message: 'must be a Transport' });
+    else if (!this.transport.relays)
+      issues.push({
+        path: 'transport',
+        message: 'does not relay (a StoreTransport reads the outbox itself and needs no publisher)',
+      });
+    for (const [path, value] of Object.entries({
+      batchSize: this.batchSize,
+      concurrency: this.concurrency,
+      maxDeliveryAttempts: this.maxAttempts,
+    }))
+      if (!Number.isSafeInteger(value) || value < 1)
+        issues.push({ path, message: `must be an integer >= 1, got ${value}` });
+    for (const [path, value] of Object.entries({
+      leaseMs: this.leaseMs,
+      pollIntervalMs: this.pollIntervalMs,
+    }))
+      if (!(value > 0)) issues.push({ path, message: `must be > 0, got ${value}` });
+    if (issues.length > 0) throw new InvalidInputError('OutboxPublisher options', issues);
+  }
+}
