@@ -60,7 +60,7 @@ describe('StoreTransport', () => {
 
   it('L7: stores without an outbox, bad options and a publisher over it are refused, naming the field', async () => {
     const { outbox: _, ...bare } = openMemoryStores();
-    expect(() => new StoreTransport({ stores: bare })).toThrow(OutboxMissingError);
+    expect(() => new StoreTransport({ stores: bare as { outbox?: undefined } })).toThrow(OutboxMissingError);
     const stores = openMemoryStores();
     expect(() => new StoreTransport({ stores, leaseMs: 0 })).toThrow(/leaseMs/);
     const transport = new StoreTransport({ stores });
