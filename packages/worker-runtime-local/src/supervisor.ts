@@ -4,7 +4,10 @@
  * the leader (one node at a time, by a leader lease) also dead-letters poison work, fires due
  * timers and recovers executions whose lease expired (adr/0006).
  */
+import { isSupersededRefusal, type Subscription, type Transport } from '@skein/worker-runtime';
 import {
+  EXECUTION_PENDING_TOPIC,
+  type ExecutionPendingPayload,
   type ExecutionSummary,
   executionLeaseKey,
   InvalidInputError,
@@ -52,6 +55,14 @@ export interface SupervisorOptions {
    * `tickIntervalMs` goes on as the fallback (default: none, polling only).
    */
   wakeups?: WakeupSource;
+  /**
+   * A transport whose `execution.pending` messages (written by `enqueue` on a runtime with
+   * `outbox: true`) this node consumes: each one heard is claimed and run at once, up to
+   * `concurrency` (the consumer's prefetch). A claim that another node won is acked and
+   * forgotten, not an error. Polling every `tickIntervalMs` goes on as the fallback
+   * (default: none). See `docs/outbox.md`.
+   */
+  transport?: Transport;
 }
 
 /** What one tick did. Errors of work started by an earlier tick are reported by the next. */
@@ -110,6 +121,10 @@ export class Supervisor {
   private readonly handedOver: Promise<void>;
   /** Claims of the runtime's queues, when its stores keep queues (docs/queues.md). */
   private readonly queueClaims: QueueClaims | undefined;
+  private readonly transport: Transport | undefined;
+  private subscription: Subscription | undefined;
+  /** Resolvers waiting for a free slot (a heard message waits for one before it claims). */
+  private readonly slotWaiters: (() => void)[] = [];
 
   constructor(options: SupervisorOptions) {
     this.runtime = options.runtime;
@@ -150,6 +165,7 @@ export class Supervisor {
             freed: () => this.tickSoon(),
             onError: this.onError,
           });
+    this.transport = options.transport;
     this.wakeups =
       options.wakeups === undefined
         ? undefined
@@ -228,9 +244,12 @@ export class Supervisor {
   async stop(): Promise<void> {
     this.stopping = true;
     this.wakeLoop?.();
+    for (const wake of this.slotWaiters.splice(0)) wake();
     await this.loop;
     this.loop = undefined;
     await this.subscribed;
+    await this.subscription?.close();
+    this.subscription = undefined;
     await this.wakeups?.stop();
     await this.idle();
     this.queueClaims?.stop();
@@ -271,6 +290,45 @@ export class Supervisor {
     } catch (error) {
       this.onError(error, 'supervisor wake-ups: subscribe (polling goes on)');
     }
+    if (this.transport === undefined) return;
+    try {
+      this.subscription = await this.transport.consume(
+        EXECUTION_PENDING_TOPIC,
+        (message) => this.heard(message.payload),
+        {
+          prefetch: this.concurrency,
+        },
+      );
+    } catch (error) {
+      this.onError(error, `supervisor: consume "${EXECUTION_PENDING_TOPIC}" (polling goes on)`);
+    }
+  }
+
+  /**
+   * An `execution.pending` message: wait for a free slot, claim the execution and run it.
+   * Resolves (the message is acked) once the claim is taken, or once it is clear another
+   * node has it or it is no longer pending: a lost race is not an error. A failing claim
+   * rejects, and the transport hands the message out again.
+   */
+  private async heard(payload: string): Promise<'ack' | 'quarantine'> {
+    let pending: ExecutionPendingPayload;
+    try {
+      pending = JSON.parse(payload) as ExecutionPendingPayload;
+    } catch {
+      return 'quarantine';
+    }
+    if (typeof pending?.executionId !== 'string' || typeof pending.workflow !== 'string') return 'quarantine';
+    const id = pending.executionId;
+    while (this.inFlight.size >= this.concurrency && !this.stopping)
+      await new Promise<void>((resolve) => this.slotWaiters.push(resolve));
+    if (this.stopping) throw new Error('the supervisor is stopping: the message goes back to the transport');
+    if (this.inFlight.has(id)) return 'ack';
+    if (!(await this.claim(id, 'pending'))) return 'ack';
+    if (this.inFlight.has(id)) return 'ack';
+    this.launch(id, 'run of a pending execution heard through the transport', () =>
+      this.runtime.execute({ executionId: id, workflow: pending.workflow }),
+    );
+    return 'ack';
   }
 
   /** A wake-up: tick now, or right after the tick in progress. */
@@ -422,11 +480,16 @@ export class Supervisor {
         await work();
         this.failures.clear(id);
       } catch (error) {
-        this.failures.record(id, phase, error, this.clock());
-        this.settledErrors.push([id, error]);
+        // Another holder owns the execution (it won the race): not this node's error.
+        if (isSupersededRefusal(error, id)) this.failures.clear(id);
+        else {
+          this.failures.record(id, phase, error, this.clock());
+          this.settledErrors.push([id, error]);
+        }
       } finally {
         if (holdsLease) await this.releaseClaim(id);
         this.inFlight.delete(id);
+        this.slotWaiters.shift()?.();
         if (this.backlog) {
           this.backlog = false;
           this.tickSoon();

@@ -157,6 +157,8 @@ export type { QueueEnqueueOptions } from './queues/queued-enqueue.js';
   checkOutboxMessages,
   DEFAULT_MAX_DELIVERY_ATTEMPTS,
   type DeliveryStatus,
+  EXECUTION_PENDING_TOPIC,
+  type ExecutionPendingPayload,
   exhaustedDiagnostic,
   type ListDeliveriesQuery,
   type OutboxDelivery,

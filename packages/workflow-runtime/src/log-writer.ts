@@ -11,6 +11,7 @@ import type { EventType } from './events.js';
 import { applyEvent, type ExecutionState } from './fold.js';
 import { newId } from './ids.js';
 import type { ObservedRecord } from './observers.js';
+import type { OutboxMessage } from './outbox.js';
 import type { EventDraft, EventStore } from './spi.js';
 
 /** Options of {@link LogWriter}. */
@@ -43,6 +44,8 @@ export class LogWriter {
   /** The recorded events of `buffer`, kept only for observers (`onAppended`). */
   private observed: ObservedRecord[] | undefined;
   private bufferStart: number;
+  /** Outbox messages that ride the next append (O1). */
+  private outbox: OutboxMessage[] | undefined;
   private chain: Promise<void> = Promise.resolve();
   private failure: unknown = undefined;
   private firstAppendMade = false;
@@ -107,6 +110,11 @@ export class LogWriter {
     return this.state;
   }
 
+  /** Write `message` to the store's outbox in the same append as the next flush's events (O1). */
+  attachOutbox(message: OutboxMessage): void {
+    (this.outbox ??= []).push(message);
+  }
+
   /** Make every recorded event durable. Rejects with the store's error (and keeps failing after). */
   flush(): Promise<void> {
     if (this.failure !== undefined) return Promise.reject(this.failure);
@@ -114,14 +122,16 @@ export class LogWriter {
       const events = this.buffer;
       const expectedSeq = this.bufferStart;
       const observed = this.observed;
+      const outbox = this.outbox;
+      this.outbox = undefined;
       this.buffer = [];
       if (observed !== undefined) this.observed = [];
       this.bufferStart += events.length;
       // With no append in flight the store is called now, not a microtask later.
       this.chain =
         this.appending === 0
-          ? this.append(expectedSeq, events, observed)
-          : this.chain.then(() => this.append(expectedSeq, events, observed));
+          ? this.append(expectedSeq, events, observed, outbox)
+          : this.chain.then(() => this.append(expectedSeq, events, observed, outbox));
       if (!this.firstAppendMade) {
         this.firstAppendMade = true;
         this.chain.then(this.settleFirst.resolve, this.settleFirst.reject);
@@ -134,13 +144,15 @@ export class LogWriter {
     expectedSeq: number,
     events: EventDraft[],
     observed: readonly ObservedRecord[] | undefined,
+    outbox: OutboxMessage[] | undefined,
   ): Promise<void> {
     this.appending += 1;
     try {
       if (this.failure !== undefined) throw this.failure;
       const { executionId, workflow, fence } = this.options;
       try {
-        await this.options.events.append({ executionId, workflow, expectedSeq, fence, events });
+        const request = { executionId, workflow, expectedSeq, fence, events };
+        await this.options.events.append(outbox === undefined ? request : { ...request, outbox });
       } catch (error) {
         this.failure =
           expectedSeq === 0 && error instanceof StaleFenceError

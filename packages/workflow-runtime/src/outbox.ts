@@ -102,6 +102,16 @@ export interface ListDeliveriesQuery {
   after?: string;
 }
 
+/** The topic of the message `runtime.enqueue` writes when the runtime has `outbox: true`. */
+export const EXECUTION_PENDING_TOPIC = 'execution.pending';
+
+/** The payload of an `execution.pending` message (JSON). */
+export interface ExecutionPendingPayload {
+  executionId: string;
+  workflow: string;
+  version: number;
+}
+
 /** A delivery that fails this many times is retired, unless the caller says otherwise. */
 export const DEFAULT_MAX_DELIVERY_ATTEMPTS = 10;
 

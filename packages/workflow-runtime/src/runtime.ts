@@ -15,6 +15,7 @@ import {
   ExecutionFailedError,
   ExecutionInputMismatchError,
   ExecutionNotFoundError,
+  InvalidInputError,
   RuntimeClosedError,
   StartFencedOutError,
   UnknownWorkflowError,
@@ -36,6 +37,7 @@ import {
 import { Observers } from './observers.js';
 import { QueueRegistry } from './queues/define-queue.js';
 import { enqueueItem, queueStoreOf, usesQueue } from './queues/queued-enqueue.js';
+import { EXECUTION_PENDING_TOPIC, type ExecutionPendingPayload, type OutboxMessage } from './outbox.js';
 import { lostResumeRace, resumeFence } from './resume-fence.js';
 import type { RunFeatures } from './run-features.js';
 import {
@@ -116,6 +118,8 @@ export class Runtime {
   readonly queues: QueueRegistry;
   /** The schedules the leader supervisor fires (docs/schedules.md). */
   readonly schedules: ScheduleRegistry;
+  /** Whether an enqueue writes `execution.pending` to the outbox with seq 0. */
+  private readonly outbox: boolean;
 
   /**
    * @param options see {@link RuntimeOptions}
@@ -179,6 +183,15 @@ export class Runtime {
       scheduleStoreOf(this.stores, 'createRuntime');
       this.registry.get(schedule.workflow.name, schedule.workflow.version);
     }
+    this.outbox = options.outbox === true;
+    if (options.outbox !== undefined && typeof options.outbox !== 'boolean')
+      throw new InvalidInputError('createRuntime options', [
+        { path: 'outbox', message: `must be a boolean, got ${typeof options.outbox}` },
+      ]);
+    if (this.outbox && this.stores.outbox === undefined)
+      throw new InvalidInputError('createRuntime options', [
+        { path: 'outbox', message: 'is true, but the stores have no outbox (stores.outbox)' },
+      ]);
     if (maintains) this.startMaintenance(maintenance ?? {});
   }
 
@@ -680,6 +693,7 @@ export class Runtime {
     // Encodes and checks the size (L7): an input the log cannot hold throws here, nothing written.
     const writer = this.writer(executionId, definition.name, fence, 0, null);
     writer.record('EXECUTION_STARTED', started, `input of workflow "${definition.name}"`);
+    if (!run && this.outbox) writer.attachOutbox(this.pendingMessage(executionId, definition));
     const outcome = run ? this.launch(definition, writer) : writer.flush().then(() => undefined);
     try {
       await Promise.race([writer.firstAppend, outcome]);
@@ -866,6 +880,23 @@ export class Runtime {
       },
       state,
     );
+  }
+
+  /** The `execution.pending` message of an enqueue, written with its seq 0 (O1). */
+  private pendingMessage(executionId: string, definition: AnyWorkflow): OutboxMessage {
+    const payload: ExecutionPendingPayload = {
+      executionId,
+      workflow: definition.name,
+      version: definition.version,
+    };
+    const now = this.clock();
+    return {
+      id: newId(),
+      topic: EXECUTION_PENDING_TOPIC,
+      key: executionId,
+      payload: JSON.stringify(payload),
+      createdAt: now,
+    };
   }
 
   private assertOpen(): void {
