@@ -86,10 +86,10 @@ export class AmqpTransport implements Transport {
       // Once more on a fresh channel after a lost connection or channel, then `failed`.
       maxAttempts: 2,
       ...declarations(this.topology, options.topics ?? ['execution.pending']),
-      onReturn: (message) => {
-        if (message.messageId !== undefined)
-          this.returned.set(message.messageId, `${message.replyCode} ${message.replyText}`);
-      },
+    });
+    this.publisher.on('basic.return', (message) => {
+      if (message.messageId !== undefined)
+        this.returned.set(message.messageId, `${message.replyCode} ${message.replyText}`);
     });
   }
 
@@ -203,7 +203,9 @@ export class AmqpTransport implements Transport {
       const reason = error instanceof Error ? error.message : String(error);
       return { status: code === 'NACK' ? 'nacked' : 'failed', reason };
     }
-    // The broker sends basic.return before the confirm on the same channel.
+    // The broker sends basic.return before the confirm on the same channel; the client emits
+    // it on the next turn of the event loop, so look once that turn has passed.
+    await new Promise((resolve) => setImmediate(resolve));
     const returned = this.returned.get(message.id);
     if (returned === undefined) return { status: 'confirmed' };
     this.returned.delete(message.id);
