@@ -4,7 +4,8 @@
  * tables; results go to bench/results/*.json. `pnpm bench:smoke` runs tiny counts only, to
  * prove the bench works. `--only a,b` runs the suites (and, in `peers` and `counts`, the
  * engines) tagged with any of the names, e.g. `--only sqlite`, `--only postgres`,
- * `--only peers`, `--only memory`, `--only sandbox`, `--only build`.
+ * `--only peers`, `--only memory`, `--only sandbox`, `--only build`, `--only outbox`
+ * (RabbitMQ at SKEIN_AMQP_URL; skipped loudly without it, a failure under CI=true).
  * PostgreSQL is at SKEIN_PG_URL (default: the local server); without it the PostgreSQL parts
  * are skipped loudly, except under CI=true, where that is a failure.
  */
@@ -20,6 +21,7 @@ import { buildFullSizes, buildSmokeSizes, buildVsSrc } from './scenarios/build-v
 import { executorFullSizes, executorSmokeSizes, executors } from './scenarios/executors.js';
 import { loadStateCost } from './scenarios/load-state-cost.js';
 import { memory } from './scenarios/memory.js';
+import { AMQP_URL, amqpUnreachable, outbox, outboxFullSizes, outboxSmokeSizes } from './scenarios/outbox.js';
 import { peers, peersFullSizes, peersSmokeSizes } from './scenarios/peers.js';
 import { peerTable, peerTargets } from './scenarios/peers-table.js';
 import {
@@ -147,4 +149,14 @@ if (picked(['load-state', 'sqlite'])) {
 }
 if (picked(['sandbox'])) {
   report(`sandbox${suffix}`, await sandbox(smoke ? sandboxSmokeSizes : sandboxFullSizes), { smoke });
+}
+if (picked(['outbox', 'rabbitmq'])) {
+  const broker = await amqpUnreachable();
+  if (broker !== undefined && process.env.CI === 'true')
+    throw new Error(`bench: RabbitMQ is not reachable at ${AMQP_URL}: ${broker}`);
+  if (broker === undefined) {
+    if (!pgUp) skipped('outbox on PostgreSQL');
+    const rows = await outbox(smoke ? outboxSmokeSizes : outboxFullSizes, pgUp);
+    report(`outbox${suffix}`, rows, { smoke });
+  } else console.warn(`\n!!! bench: RabbitMQ is NOT reachable (${broker}): outbox SKIPPED !!!\n`);
 }

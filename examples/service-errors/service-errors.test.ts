@@ -6,6 +6,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { AmqpErrorCodes } from '@skein/broker-amqp';
 import { CliErrorCodes } from '@skein/cli';
 import { SandboxErrorCodes } from '@skein/sandbox-wasm';
 import { PostgresErrorCodes } from '@skein/store-postgres';
@@ -29,6 +30,7 @@ const codeMaps = {
   testkit: TestkitErrorCodes,
   cli: CliErrorCodes,
   'sandbox-wasm': SandboxErrorCodes,
+  'broker-amqp': AmqpErrorCodes,
 } as const;
 
 /** The table of docs/errors.md: code → package and status. */

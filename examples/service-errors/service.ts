@@ -19,6 +19,11 @@ import { z } from 'zod';
 /** The HTTP status a service answers for each code (the table of docs/errors.md). */
 export const statusByCode: Readonly<Record<string, number>> = {
   INVALID_INPUT: 400,
+  OUTBOX_MISSING: 500,
+  TRANSPORT_CLOSED: 503,
+  BROKER_CIRCUIT_OPEN: 503,
+  BROKER_UNAVAILABLE: 503,
+  AMQP_TRANSPORT_CLOSED: 503,
   UNKNOWN_SIGNAL: 400,
   SIGNAL_INBOX_FULL: 429,
   NOT_SERIALIZABLE: 422,

@@ -1,0 +1,244 @@
+/**
+ * The outbox relayed to RabbitMQ (issue #17): messages/s an `OutboxPublisher` relays from
+ * SQLite and from PostgreSQL with confirms, against raw `rabbitmq-client`
+ * publish-with-confirm in the same run; and the latency an enqueue takes to be heard through
+ * RabbitMQ against PostgreSQL `NOTIFY`.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { AmqpTransport } from '@skein/broker-amqp';
+import { openPostgresStores } from '@skein/store-postgres';
+import { openSqliteStores } from '@skein/store-sqlite';
+import { OutboxPublisher } from '@skein/worker-runtime-local';
+import {
+  createRuntime,
+  defineWorkflow,
+  EXECUTION_PENDING_TOPIC,
+  newId,
+  type OutboxMessage,
+  type OutboxStore,
+} from '@skein/workflow-runtime';
+import pg from 'pg';
+import { Connection } from 'rabbitmq-client';
+import { z } from 'zod';
+import { median, nowMs, percentile } from '../measure.js';
+import type { Row } from '../report.js';
+import { PG_URL } from './postgres-core.js';
+
+export const AMQP_URL = process.env.SKEIN_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
+const TOPIC = 'bench';
+const BATCH = 200;
+
+/** Counts of the scenario. */
+export interface OutboxSizes {
+  messages: number;
+  enqueues: number;
+}
+export const outboxFullSizes: OutboxSizes = { messages: 20_000, enqueues: 50 };
+export const outboxSmokeSizes: OutboxSizes = { messages: 400, enqueues: 3 };
+
+/** Why the broker cannot be reached, or undefined when it answers. */
+export async function amqpUnreachable(): Promise<string | undefined> {
+  const connection = new Connection({ url: AMQP_URL });
+  connection.on('error', () => undefined);
+  try {
+    await connection.onConnect(3_000, true);
+    return undefined;
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  } finally {
+    await connection.close().catch(() => undefined);
+  }
+}
+
+const prefixOf = (what: string) =>
+  `skeinbench.${what}.${process.pid}.${Math.random().toString(36).slice(2, 7)}`;
+
+async function dropTopology(prefix: string, topics: readonly string[]): Promise<void> {
+  const connection = new Connection({ url: AMQP_URL });
+  for (const queue of [...topics.map((t) => `${prefix}.${t}`), `${prefix}.quarantine`])
+    await connection.queueDelete({ queue }).catch(() => undefined);
+  for (const exchange of [prefix, `${prefix}.quarantine`])
+    await connection.exchangeDelete({ exchange }).catch(() => undefined);
+  await connection.close();
+}
+
+/** Raw rabbitmq-client: persistent, mandatory publishes with confirms, `BATCH` in flight at a time. */
+async function rawPublish(n: number): Promise<number> {
+  const prefix = prefixOf('raw');
+  const connection = new Connection({ url: AMQP_URL });
+  const publisher = connection.createPublisher({
+    confirm: true,
+    exchanges: [{ exchange: prefix, type: 'direct', durable: true }],
+    queues: [{ queue: `${prefix}.${TOPIC}`, durable: true, arguments: { 'x-queue-type': 'quorum' } }],
+    queueBindings: [{ queue: `${prefix}.${TOPIC}`, exchange: prefix, routingKey: TOPIC }],
+  });
+  const body = JSON.stringify({ executionId: 'x', workflow: 'w', version: 1 });
+  await publisher.send({ exchange: prefix, routingKey: TOPIC, durable: true, mandatory: true }, body);
+  const start = nowMs();
+  for (let sent = 0; sent < n; sent += BATCH) {
+    await Promise.all(
+      Array.from({ length: Math.min(BATCH, n - sent) }, () =>
+        publisher.send(
+          { exchange: prefix, routingKey: TOPIC, durable: true, mandatory: true, messageId: newId() },
+          body,
+        ),
+      ),
+    );
+  }
+  const rate = n / ((nowMs() - start) / 1000);
+  await publisher.close();
+  await connection.close();
+  await dropTopology(prefix, [TOPIC]);
+  return rate;
+}
+
+/** Write `n` messages to `outbox` (untimed), then time an `OutboxPublisher` relaying them all. */
+async function relay(outbox: OutboxStore, n: number): Promise<number> {
+  const prefix = prefixOf('relay');
+  const transport = await AmqpTransport.connect({ url: AMQP_URL, prefix, topics: [TOPIC] });
+  const body = JSON.stringify({ executionId: 'x', workflow: 'w', version: 1 });
+  for (let i = 0; i < n; i += 1_000) {
+    const page: OutboxMessage[] = Array.from({ length: Math.min(1_000, n - i) }, (_, k) => ({
+      id: newId(),
+      topic: TOPIC,
+      key: `x${i + k}`,
+      payload: body,
+      createdAt: Date.now(),
+    }));
+    await outbox.write(page);
+  }
+  const publisher = new OutboxPublisher({ stores: { outbox }, transport, batchSize: BATCH, concurrency: 2 });
+  const start = nowMs();
+  publisher.start();
+  while ((await outbox.list({ status: 'pending', limit: 1 })).length > 0)
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  const rate = n / ((nowMs() - start) / 1000);
+  await publisher.stop();
+  await transport.close();
+  await dropTopology(prefix, [TOPIC]);
+  return rate;
+}
+
+async function relaySqlite(n: number): Promise<number> {
+  const dir = mkdtempSync(join(tmpdir(), 'skein-bench-outbox-'));
+  const stores = openSqliteStores({ path: join(dir, 'bench.db') });
+  try {
+    return await relay(stores.outbox, n);
+  } finally {
+    await stores.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function withPostgres<T>(
+  fn: (stores: Awaited<ReturnType<typeof openPostgresStores>>) => Promise<T>,
+): Promise<T> {
+  const schema = `skein_bench_outbox_${process.pid}_${Math.random().toString(36).slice(2, 7)}`;
+  const stores = await openPostgresStores({ url: PG_URL, schema });
+  try {
+    return await fn(stores);
+  } finally {
+    await stores.close();
+    const client = new pg.Client({ connectionString: PG_URL });
+    await client.connect();
+    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    await client.end();
+  }
+}
+
+const noop = defineWorkflow({ name: 'bench-noop', input: z.object({}), async run() {} });
+
+/**
+ * Enqueue one execution at a time on a runtime with `outbox: true` and time until it is
+ * heard: through RabbitMQ (outbox → publisher woken by the outbox channel → broker →
+ * consumer) and through the pending `NOTIFY` the same append sends.
+ */
+async function enqueueLatency(n: number): Promise<{ amqp: number[]; notify: number[] }> {
+  return withPostgres(async (stores) => {
+    const prefix = prefixOf('latency');
+    const transport = await AmqpTransport.connect({
+      url: AMQP_URL,
+      prefix,
+      topics: [EXECUTION_PENDING_TOPIC],
+    });
+    const publisher = new OutboxPublisher({
+      stores,
+      transport,
+      wakeups: stores.wakeups,
+      pollIntervalMs: 1_000,
+    });
+    const runtime = createRuntime({ stores, workflows: [noop], outbox: true });
+    const heardAmqp = new Map<string, number>();
+    const heardNotify = new Map<string, number>();
+    const consumer = await transport.consume(EXECUTION_PENDING_TOPIC, async (m) => {
+      heardAmqp.set(m.key ?? '', nowMs());
+    });
+    const unsubscribe = await stores.wakeups.subscribe('pending', (id) => heardNotify.set(id, nowMs()));
+    publisher.start();
+    const amqp: number[] = [];
+    const notify: number[] = [];
+    for (let i = 0; i < n + 2; i++) {
+      const id = newId();
+      const start = nowMs();
+      await runtime.enqueue(noop, {}, { executionId: id });
+      while (!heardAmqp.has(id) || !heardNotify.has(id))
+        await new Promise((resolve) => setImmediate(resolve));
+      if (i < 2) continue; // warm-up
+      amqp.push(heardAmqp.get(id)! - start);
+      notify.push(heardNotify.get(id)! - start);
+    }
+    await unsubscribe();
+    await publisher.stop();
+    await consumer.close();
+    await runtime.close();
+    await transport.close();
+    await dropTopology(prefix, [EXECUTION_PENDING_TOPIC]);
+    return { amqp, notify };
+  });
+}
+
+/** Every outbox measurement, in one run (the raw baseline beside each relay). */
+export async function outbox(sizes: OutboxSizes, postgres: boolean): Promise<Row[]> {
+  const raw = await rawPublish(sizes.messages);
+  const sqlite = await relaySqlite(sizes.messages);
+  const rows: Row[] = [
+    { metric: `raw rabbitmq-client publish with confirms (${BATCH} in flight)`, value: raw, unit: 'msg/s' },
+    {
+      metric: `OutboxPublisher from SQLite to RabbitMQ, confirmed and settled (batch ${BATCH}, 2 in flight)`,
+      value: sqlite,
+      unit: 'msg/s',
+      baseline: { name: 'raw', value: raw },
+      target: '>= 0.7x raw',
+      met: sqlite >= 0.7 * raw,
+    },
+  ];
+  if (!postgres) return rows;
+  const pgRate = await withPostgres((stores) => relay(stores.outbox, sizes.messages));
+  rows.push({
+    metric: `OutboxPublisher from PostgreSQL to RabbitMQ, confirmed and settled (batch ${BATCH}, 2 in flight)`,
+    value: pgRate,
+    unit: 'msg/s',
+    baseline: { name: 'raw', value: raw },
+    target: '>= 0.7x raw',
+    met: pgRate >= 0.7 * raw,
+  });
+  const latency = await enqueueLatency(sizes.enqueues);
+  const notifyMedian = median(latency.notify);
+  rows.push(
+    {
+      metric: `enqueue heard through PostgreSQL NOTIFY, median of ${sizes.enqueues}`,
+      value: notifyMedian,
+      unit: 'ms',
+    },
+    {
+      metric: 'enqueue heard through RabbitMQ (outbox, publisher woken by NOTIFY, broker), median',
+      value: median(latency.amqp),
+      unit: 'ms',
+      baseline: { name: 'NOTIFY', value: notifyMedian },
+    },
+    { metric: 'enqueue heard through RabbitMQ, p95', value: percentile(latency.amqp, 95), unit: 'ms' },
+  );
+  return rows;
+}
