@@ -43,6 +43,7 @@ export type PublishOutcome =
 export type HandlerVerdict = 'ack' | 'retry' | 'quarantine';
 
 /** Handles one message; see {@link HandlerVerdict}. */
+// biome-ignore lint/suspicious/noConfusingVoidType: a handler written `async (m) => { … }` returns Promise<void>, which means ack.
 export type MessageHandler = (message: TransportMessage) => Promise<HandlerVerdict | undefined | void>;
 
 /** Options of {@link Transport.consume}. */

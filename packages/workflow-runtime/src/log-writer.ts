@@ -112,7 +112,8 @@ export class LogWriter {
 
   /** Write `message` to the store's outbox in the same append as the next flush's events (O1). */
   attachOutbox(message: OutboxMessage): void {
-    (this.outbox ??= []).push(message);
+    this.outbox ??= [];
+    this.outbox.push(message);
   }
 
   /** Make every recorded event durable. Rejects with the store's error (and keeps failing after). */
