@@ -187,6 +187,20 @@ export function outboxStoreSuite({ name, open }: OutboxStoreSuiteOptions): void 
     );
 
     it(
+      'markPublishedAll marks each delivery its token holds, and only those',
+      run(async ({ outbox }) => {
+        const messages = [message('t', 'a'), message('t', 'b'), message('t', 'c')];
+        await outbox.write(messages);
+        const claimed = await outbox.claim(claimOf(1_000));
+        const claims = claimed.map((d) => ({ id: d.id, token: d.claimToken }));
+        claims[1] = { id: claims[1]!.id, token: 'stale' };
+        expect(await outbox.markPublishedAll(claims, 1_100)).toEqual([true, false, true]);
+        expect((await outbox.list({ status: 'published' })).map((d) => d.key).sort()).toEqual(['a', 'c']);
+        expect(await outbox.markPublishedAll([], 1_200)).toEqual([]);
+      }),
+    );
+
+    it(
       "a crashed claimer's claim comes back when the window passes; the old token is then powerless",
       run(async ({ outbox }) => {
         const m = message('t', 'k');

@@ -197,3 +197,15 @@ export function takenMessageIdsQuery(request: AppendRequest): Query {
     values: [(request.outbox ?? []).map((m) => m.id)],
   };
 }
+
+/** Mark many claimed deliveries published in one statement; returns the ids it marked. */
+export function publishAllQuery(claims: readonly { id: string; token: string }[], now: number): Query {
+  return {
+    name: 'skein_outbox_publish_all',
+    text:
+      "UPDATE skein_outbox_deliveries d SET status = 'published', claim_token = NULL, settled_at = $3 " +
+      'FROM unnest($1::text[], $2::text[]) AS c (i, t) ' +
+      "WHERE d.message_id = c.i AND d.status = 'pending' AND d.claim_token = c.t RETURNING d.message_id AS id",
+    values: [claims.map((c) => c.id), claims.map((c) => c.token), now],
+  };
+}

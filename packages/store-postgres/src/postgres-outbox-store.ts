@@ -24,6 +24,7 @@ import { refuseNul } from './nul-text.js';
 import {
   claimQuery,
   listDeliveriesQuery,
+  publishAllQuery,
   renewQuery,
   rescheduleQuery,
   selectDeliveryQuery,
@@ -77,6 +78,15 @@ export class PostgresOutboxStore implements OutboxStore {
   async markPublished(messageId: string, token: string, now: number): Promise<boolean> {
     const query = settleQuery(messageId, token, 'published', now, null);
     return ((await this.db.query('outbox.markPublished', query)).rowCount ?? 0) > 0;
+  }
+
+  async markPublishedAll(claims: readonly { id: string; token: string }[], now: number): Promise<boolean[]> {
+    if (claims.length === 0) return [];
+    const rows = (
+      await this.db.query<{ id: string }>('outbox.markPublishedAll', publishAllQuery(claims, now))
+    ).rows;
+    const marked = new Set(rows.map((row) => row.id));
+    return claims.map((claim) => marked.has(claim.id));
   }
 
   async reschedule(messageId: string, token: string, options: RescheduleOptions): Promise<RescheduleOutcome> {

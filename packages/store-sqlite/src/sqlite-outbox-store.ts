@@ -41,6 +41,7 @@ export class SqliteOutboxStore implements OutboxStore {
   private readonly statements;
   private readonly claimTx: (options: ClaimDeliveriesOptions, now: number) => ClaimedDelivery[];
   private readonly writeTx: (messages: readonly OutboxMessage[]) => void;
+  private readonly publishTx: (claims: readonly { id: string; token: string }[], now: number) => boolean[];
   private readonly rescheduleTx: (id: string, token: string, options: RescheduleOptions) => RescheduleOutcome;
 
   /** @param db an open connection with the schema migrated (see `openSqliteStores`). */
@@ -61,6 +62,12 @@ export class SqliteOutboxStore implements OutboxStore {
     this.writeTx = transaction(db, (messages) => {
       for (const message of messages) this.insert(message);
     });
+    this.publishTx = transaction(db, (claims, now) =>
+      claims.map(
+        ({ id, token }) =>
+          this.statements.settle.run({ id, token, status: 'published', now, error: null }).changes > 0,
+      ),
+    );
     this.rescheduleTx = transaction(db, (id, token, options) => this.rescheduleNow(id, token, options));
   }
 
@@ -85,6 +92,10 @@ export class SqliteOutboxStore implements OutboxStore {
   async markPublished(messageId: string, token: string, now: number): Promise<boolean> {
     const params = { id: messageId, token, status: 'published' as const, now, error: null };
     return this.statements.settle.run(params).changes > 0;
+  }
+
+  async markPublishedAll(claims: readonly { id: string; token: string }[], now: number): Promise<boolean[]> {
+    return claims.length === 0 ? [] : this.publishTx(claims, now);
   }
 
   async reschedule(messageId: string, token: string, options: RescheduleOptions): Promise<RescheduleOutcome> {

@@ -78,6 +78,8 @@ export class OutboxPublisher {
   private loops: Promise<void>[] = [];
   private stopping = false;
   private readonly sleepers = new Set<() => void>();
+  /** A kick that came while no loop was asleep: the next sleep is skipped. */
+  private kicked = false;
   private unsubscribe: (() => Promise<void>) | undefined;
 
   constructor(options: OutboxPublisherOptions) {
@@ -117,6 +119,7 @@ export class OutboxPublisher {
 
   /** Cut the current poll short: there is something to relay (an in-process enqueue, say). */
   kick(): void {
+    if (this.sleepers.size === 0) this.kicked = true;
     for (const wake of this.sleepers) wake();
   }
 
@@ -132,7 +135,17 @@ export class OutboxPublisher {
     report.claimed = batch.length;
     if (batch.length === 0) return report;
     const outcomes = await this.publish(batch);
-    await Promise.all(batch.map((delivery, i) => this.settle(delivery, outcomes[i]!, report)));
+    // O2: the confirmed ones are marked published together, in one transaction.
+    const confirmed = batch.filter((_, i) => outcomes[i]!.status === 'confirmed');
+    const marks = this.outbox.markPublishedAll(
+      confirmed.map((d) => ({ id: d.id, token: d.claimToken })),
+      this.clock(),
+    );
+    const failed = batch.flatMap((d, i) =>
+      outcomes[i]!.status === 'confirmed' ? [] : [this.settle(d, outcomes[i]!, report)],
+    );
+    for (const marked of await marks) report[marked ? 'published' : 'lost'] += 1;
+    await Promise.all(failed);
     return report;
   }
 
@@ -190,6 +203,10 @@ export class OutboxPublisher {
         this.onError(error, 'OutboxPublisher: relay');
       }
       if (full || this.stopping) continue;
+      if (this.kicked) {
+        this.kicked = false;
+        continue;
+      }
       await new Promise<void>((resolve) => {
         const wake = () => {
           clearTimeout(timer);

@@ -129,6 +129,11 @@ export interface OutboxStore {
   claim(options: ClaimDeliveriesOptions): Promise<ClaimedDelivery[]>;
   /** Mark a claimed delivery published; false (nothing changed) when `token` is not its current claim. */
   markPublished(messageId: string, token: string, now: number): Promise<boolean>;
+  /**
+   * Mark many claimed deliveries published in one transaction; one answer per item, in order
+   * (false where `token` is not the delivery's current claim).
+   */
+  markPublishedAll(claims: readonly { id: string; token: string }[], now: number): Promise<boolean[]>;
   /** Give a failed attempt back, available at `availableAt`; retired once it reached the attempt bound. */
   reschedule(messageId: string, token: string, options: RescheduleOptions): Promise<RescheduleOutcome>;
   /** Retire a claimed delivery with a diagnostic (it stays readable); false when `token` is not current. */

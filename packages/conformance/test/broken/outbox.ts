@@ -36,6 +36,15 @@ export class AnyTokenOutbox extends MemoryOutboxStore {
     return super.markPublished(messageId, await this.tokenOf(messageId), now);
   }
 
+  override async markPublishedAll(
+    claims: readonly { id: string; token: string }[],
+    now: number,
+  ): Promise<boolean[]> {
+    const answers: boolean[] = [];
+    for (const { id } of claims) answers.push(await super.markPublished(id, await this.tokenOf(id), now));
+    return answers;
+  }
+
   override async retire(messageId: string, _token: string, reason: string, now: number): Promise<boolean> {
     return super.retire(messageId, await this.tokenOf(messageId), reason, now);
   }

@@ -84,6 +84,12 @@ export class MemoryOutboxStore implements OutboxStore {
     return true;
   }
 
+  async markPublishedAll(claims: readonly { id: string; token: string }[], now: number): Promise<boolean[]> {
+    const answers: boolean[] = [];
+    for (const { id, token } of claims) answers.push(await this.markPublished(id, token, now));
+    return answers;
+  }
+
   async reschedule(messageId: string, token: string, options: RescheduleOptions): Promise<RescheduleOutcome> {
     const row = this.current(messageId, token);
     if (row === undefined) return 'lost';
