@@ -16,6 +16,7 @@ export {
 } from './event-store-suite.js';
 export type { StoresWith, SuiteOptions } from './harness.js';
 export { type LeaseStoreSuiteOptions, leaseStoreSuite } from './lease-store-suite.js';
+export { type OutboxStoreSuiteOptions, outboxStoreSuite } from './outbox-store-suite.js';
 export {
   type QueueStoreSuiteOptions,
   type QueueStoreUnderTest,
@@ -26,7 +27,6 @@ export {
   type ScheduleStoreUnderTest,
   scheduleStoreSuite,
 } from './schedule-store-suite.js';
-export { type OutboxStoreSuiteOptions, outboxStoreSuite } from './outbox-store-suite.js';
 export { type SignalStoreSuiteOptions, signalStoreSuite } from './signal-store-suite.js';
 export { type SnapshotStoreSuiteOptions, snapshotStoreSuite } from './snapshot-store-suite.js';
 export { type TextBoundarySuiteOptions, textBoundarySuite } from './text-boundary-suite.js';

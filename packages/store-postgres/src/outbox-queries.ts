@@ -1,4 +1,4 @@
-/** The outbox's statements (migration 0009), one query per function. */
+/** The outbox's statements (migration 0010), one query per function. */
 import type { AppendRequest, OutboxMessage } from '@skein/workflow-runtime';
 import type { Query } from './database.js';
 

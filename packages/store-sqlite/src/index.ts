@@ -13,9 +13,9 @@ export {
 export { openSqliteStores, type SqliteStores, type SqliteStoresOptions } from './open.js';
 export { SqliteEventStore, type SqliteEventStoreOptions } from './sqlite-event-store.js';
 export { SqliteLeaseStore } from './sqlite-lease-store.js';
+export { SqliteOutboxStore } from './sqlite-outbox-store.js';
 export { SqliteQueueStore } from './sqlite-queue-store.js';
 export { SqliteScheduleStore } from './sqlite-schedule-store.js';
-export { SqliteOutboxStore } from './sqlite-outbox-store.js';
 export { SqliteSignalStore } from './sqlite-signal-store.js';
 export { SqliteSnapshotStore } from './sqlite-snapshot-store.js';
 export { SqliteTimerStore } from './sqlite-timer-store.js';

@@ -1,4 +1,4 @@
-/** The outbox's statements (migration 0009), one query per function, each prepared once. */
+/** The outbox's statements (migration 0010), one query per function, each prepared once. */
 import type { DeliveryStatus, OutboxDelivery, OutboxMessage } from '@skein/workflow-runtime';
 import type Database from 'better-sqlite3';
 

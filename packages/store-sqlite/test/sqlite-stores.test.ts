@@ -2,9 +2,9 @@
 import {
   eventStoreSuite,
   leaseStoreSuite,
+  outboxStoreSuite,
   queueStoreSuite,
   scheduleStoreSuite,
-  outboxStoreSuite,
   signalStoreSuite,
   snapshotStoreSuite,
   timerStoreSuite,

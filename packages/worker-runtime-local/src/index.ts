@@ -10,8 +10,8 @@ export {
   LeaseMismatchError,
   type LocalErrorCode,
   LocalErrorCodes,
-  QueueSlotLapsedError,
   OutboxMissingError,
+  QueueSlotLapsedError,
   SupervisorTickError,
   TransportClosedError,
 } from './errors.js';

@@ -110,9 +110,9 @@ export {
   MemoryEventStore,
   type MemoryEventStoreOptions,
   MemoryLeaseStore,
+  MemoryOutboxStore,
   MemoryQueueStore,
   MemoryScheduleStore,
-  MemoryOutboxStore,
   MemorySignalStore,
   MemorySnapshotStore,
   type MemoryStores,
@@ -127,6 +127,24 @@ export type {
   ObservedStepEnd,
   RuntimeObserver,
 } from './observers.js';
+export {
+  type ClaimDeliveriesOptions,
+  type ClaimedDelivery,
+  checkClaimOptions,
+  checkOutboxMessages,
+  DEFAULT_MAX_DELIVERY_ATTEMPTS,
+  type DeliveryStatus,
+  EXECUTION_PENDING_TOPIC,
+  type ExecutionPendingPayload,
+  exhaustedDiagnostic,
+  type ListDeliveriesQuery,
+  type OutboxDelivery,
+  type OutboxMessage,
+  type OutboxStore,
+  type RescheduleOptions,
+  type RescheduleOutcome,
+  unsettledDiagnostic,
+} from './outbox.js';
 export {
   type ClaimPlan,
   type ClaimPlanInput,
@@ -151,23 +169,6 @@ export type {
   QueueStore,
 } from './queues/queue-spi.js';
 export type { QueueEnqueueOptions } from './queues/queued-enqueue.js';
-  type ClaimDeliveriesOptions,
-  type ClaimedDelivery,
-  checkClaimOptions,
-  checkOutboxMessages,
-  DEFAULT_MAX_DELIVERY_ATTEMPTS,
-  type DeliveryStatus,
-  EXECUTION_PENDING_TOPIC,
-  type ExecutionPendingPayload,
-  exhaustedDiagnostic,
-  type ListDeliveriesQuery,
-  type OutboxDelivery,
-  type OutboxMessage,
-  type OutboxStore,
-  type RescheduleOptions,
-  type RescheduleOutcome,
-  unsettledDiagnostic,
-} from './outbox.js';
 export { recordableError } from './recordable-error.js';
 export {
   type AbandonedPredicate,

@@ -79,6 +79,7 @@ export interface RuntimeOptions {
    * Needs stores that keep schedules (`stores.schedules`; default: none). See `docs/schedules.md`.
    */
   schedules?: readonly ScheduleDefinition[];
+  /**
    * Write an `execution.pending` message to the store's outbox with every `enqueue`, in the
    * same append as seq 0 (O1), so a `Supervisor({ transport })` hears of new work through the
    * transport; the stores must have an outbox (`stores.outbox`) (default: false). See

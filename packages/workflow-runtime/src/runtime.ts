@@ -35,9 +35,9 @@ import {
   maintenanceOptionsSchema,
 } from './maintenance.js';
 import { Observers } from './observers.js';
+import { EXECUTION_PENDING_TOPIC, type ExecutionPendingPayload, type OutboxMessage } from './outbox.js';
 import { QueueRegistry } from './queues/define-queue.js';
 import { enqueueItem, queueStoreOf, usesQueue } from './queues/queued-enqueue.js';
-import { EXECUTION_PENDING_TOPIC, type ExecutionPendingPayload, type OutboxMessage } from './outbox.js';
 import { lostResumeRace, resumeFence } from './resume-fence.js';
 import type { RunFeatures } from './run-features.js';
 import {

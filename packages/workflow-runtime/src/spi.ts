@@ -3,9 +3,9 @@
  * PostgreSQL in their own packages) and prove themselves with `@skein/conformance`.
  */
 import type { EventType, ExecutionStatus, StoredEvent } from './events.js';
+import type { OutboxMessage, OutboxStore } from './outbox.js';
 import type { QueueStore } from './queues/queue-spi.js';
 import type { ScheduleStore } from './schedules/schedule-spi.js';
-import type { OutboxMessage, OutboxStore } from './outbox.js';
 
 /** One event to append; the payload is already encoded by the codec. */
 export interface EventDraft {

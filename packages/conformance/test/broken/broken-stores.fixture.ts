@@ -2,21 +2,20 @@
  * Not a test of its own: `broken-stores.test.ts` runs this file in a child vitest and reads
  * which cases failed. The memory stores run as the control: every case must pass on them.
  */
-import { eventStoreSuite, queueStoreSuite, signalStoreSuite } from '@skein/conformance';
-import { MemoryEventStore, MemoryQueueStore, MemorySignalStore } from '@skein/workflow-runtime';
+import { eventStoreSuite, outboxStoreSuite, queueStoreSuite, signalStoreSuite } from '@skein/conformance';
+import {
+  MemoryEventStore,
+  MemoryQueueStore,
+  MemorySignalStore,
+  openMemoryStores,
+} from '@skein/workflow-runtime';
 import {
   brokenEventStores,
+  brokenOutboxes,
   brokenQueueStores,
   brokenSignalStores,
   storesWith,
   storesWithQueues,
-import { eventStoreSuite, outboxStoreSuite, signalStoreSuite } from '@skein/conformance';
-import { MemoryEventStore, MemorySignalStore, openMemoryStores } from '@skein/workflow-runtime';
-import {
-  brokenEventStores,
-  brokenOutboxes,
-  brokenSignalStores,
-  storesWith,
   storesWithSignals,
 } from './index.js';
 
@@ -31,6 +30,7 @@ for (const [name, make] of Object.entries(brokenSignalStores)) {
 queueStoreSuite({ name: 'control-memory', open: () => storesWithQueues(new MemoryQueueStore()) });
 for (const [name, make] of Object.entries(brokenQueueStores)) {
   queueStoreSuite({ name, open: () => storesWithQueues(make()) });
+}
 outboxStoreSuite({ name: 'control-memory', open: () => openMemoryStores() });
 for (const [name, make] of Object.entries(brokenOutboxes)) {
   outboxStoreSuite({ name, open: make });

@@ -7,8 +7,8 @@ import {
   MemorySignalStore,
   MemorySnapshotStore,
   MemoryTimerStore,
-  type QueueStore,
   type OutboxStore,
+  type QueueStore,
   type SignalStore,
   type Stores,
 } from '@skein/workflow-runtime';

@@ -2,18 +2,18 @@
 import type { Stores } from '../spi.js';
 import { MemoryEventStore, type MemoryEventStoreOptions } from './memory-event-store.js';
 import { MemoryLeaseStore } from './memory-lease-store.js';
+import { MemoryOutboxStore } from './memory-outbox-store.js';
 import { MemoryQueueStore } from './memory-queue-store.js';
 import { MemoryScheduleStore } from './memory-schedule-store.js';
-import { MemoryOutboxStore } from './memory-outbox-store.js';
 import { MemorySignalStore } from './memory-signal-store.js';
 import { MemorySnapshotStore } from './memory-snapshot-store.js';
 import { MemoryTimerStore } from './memory-timer-store.js';
 
 export { MemoryEventStore, type MemoryEventStoreOptions } from './memory-event-store.js';
 export { MemoryLeaseStore } from './memory-lease-store.js';
+export { MemoryOutboxStore } from './memory-outbox-store.js';
 export { MemoryQueueStore } from './memory-queue-store.js';
 export { MemoryScheduleStore } from './memory-schedule-store.js';
-export { MemoryOutboxStore } from './memory-outbox-store.js';
 export { MemorySignalStore } from './memory-signal-store.js';
 export { MemorySnapshotStore } from './memory-snapshot-store.js';
 export { MemoryTimerStore } from './memory-timer-store.js';
