@@ -3,14 +3,18 @@ import * as local from '@skein/worker-runtime-local';
 import { describe, expect, it } from 'vitest';
 
 describe('public entry points', () => {
-  it('@skein/worker-runtime exports the dispatch SPI helpers and errors with stable codes', () => {
+  it('@skein/worker-runtime exports the dispatch and transport SPI helpers and errors with stable codes', () => {
     expect(Object.keys(spi).sort()).toEqual([
       'CircuitOpenError',
+      'DEFAULT_CONSUME_MAX_ATTEMPTS',
+      'DEFAULT_PREFETCH',
       'DispatchErrorCodes',
       'DispatchFailedError',
       'DispatchTimeoutError',
       'ExecutionSupersededError',
+      'handle',
       'isSupersededRefusal',
+      'messageOf',
     ]);
     expect(new spi.DispatchTimeoutError('x', 10, 2).code).toBe(spi.DispatchErrorCodes.DispatchTimeout);
     expect(new spi.CircuitOpenError('x', 0, 3).toJSON()).toMatchObject({
@@ -19,18 +23,23 @@ describe('public entry points', () => {
     });
   });
 
-  it('@skein/worker-runtime-local exports the worker runtime, dispatchers, supervisor, predicate and wake-up channels', () => {
+  it('@skein/worker-runtime-local exports the worker runtime, dispatchers, supervisor, transport, outbox publisher, predicate and wake-up channels', () => {
     expect(Object.keys(local).sort()).toEqual([
       'CircuitBreaker',
       'LeaseMismatchError',
       'LocalDispatcher',
       'LocalErrorCodes',
       'LocalWorkerRuntime',
+      'OutboxMissingError',
+      'OutboxPublisher',
       'QueueSlotLapsedError',
       'SIGNAL_GRACE_MS',
+      'StoreTransport',
       'SupervisingDispatcher',
       'Supervisor',
       'SupervisorTickError',
+      'TransportClosedError',
+      'WAKEUP_CHANNEL_OUTBOX',
       'WAKEUP_CHANNEL_PENDING',
       'WAKEUP_CHANNEL_SIGNALS',
       'WAKEUP_CHANNEL_TIMERS',
