@@ -30,10 +30,11 @@ function installApp(dir: string, options: { nestedZod: boolean }): void {
   mkdirSync(installed, { recursive: true });
   cpSync(join(runtimeDir, 'package.json'), join(installed, 'package.json'));
   cpSync(join(runtimeDir, 'dist'), join(installed, 'dist'), { recursive: true });
-  cpSync(packageDir('ulid', requireFromRuntime), join(modules, 'ulid'), {
-    recursive: true,
-    dereference: true,
-  });
+  for (const dependency of ['ulid', 'croner'])
+    cpSync(packageDir(dependency, requireFromRuntime), join(modules, dependency), {
+      recursive: true,
+      dereference: true,
+    });
   cpSync(packageDir('zod', requireFromRuntime), join(modules, 'zod'), { recursive: true, dereference: true });
   // What a regular dependency would get: a copy of its own, beside the application's.
   if (options.nestedZod)
