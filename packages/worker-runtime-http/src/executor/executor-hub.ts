@@ -116,11 +116,17 @@ export class ExecutorHub implements WorkerRuntime {
   private readonly waiters = new Map<string, Waiter>();
   private readonly inspections = new Map<string, PendingInspection>();
   private readonly sweeper: NodeJS.Timeout;
+  /**
+   * Settles once the central runtime's in-process maintenance is off: it would claim the
+   * executions this hub hands to executors and run them here (adr/0042).
+   */
+  private readonly maintenanceOff: Promise<void>;
   private closed = false;
 
   constructor(options: ExecutorHubOptions) {
     const parsed = parseWith(optionsSchema, options, 'ExecutorHub options', 'options');
     this.runtime = parsed.runtime;
+    this.maintenanceOff = this.runtime.stopMaintenance();
     this.local = new LocalWorkerRuntime({ runtime: parsed.runtime });
     this.logger = parsed.logger ?? consoleExecutorLogger('skein executor hub');
     this.clock = parsed.clock ?? Date.now;
@@ -161,7 +167,8 @@ export class ExecutorHub implements WorkerRuntime {
    * @param port TCP port (default: 0, an ephemeral port).
    * @param host interface to bind (default: `127.0.0.1`).
    */
-  listen(port = 0, host = '127.0.0.1'): Promise<URL> {
+  async listen(port = 0, host = '127.0.0.1'): Promise<URL> {
+    await this.maintenanceOff;
     return listen(this.server, port, host);
   }
 
