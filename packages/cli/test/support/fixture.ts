@@ -30,7 +30,7 @@ export const FIXTURE: Record<string, ExecutionStatus> = {
 
 /** Write the fixture's executions with a runtime that is closed again before this resolves. */
 export async function populate(stores: Stores): Promise<void> {
-  const runtime = createRuntime({ stores, workflows, onError: () => undefined });
+  const runtime = createRuntime({ stores, workflows, maintenance: false, onError: () => undefined }); // writes states, runs none
   const statusOf = async (id: string) => (await runtime.loadState(id))?.status;
   const ok = await runtime.start(order, { sku: 'a' }, { executionId: 'order-ok' });
   await runtime.start(order, { sku: 'b' }, { executionId: 'order-waiting' });
