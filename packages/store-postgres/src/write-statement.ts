@@ -15,10 +15,28 @@ import type { Query } from './database.js';
 /** What a write statement's caller learns: the error, or how many rows the statement wrote. */
 export type WriteOutcome = (error: Error | undefined, rowCount: number) => void;
 
-/** The parts of `pg.Connection` a submittable uses (not in @types/pg's `Connection`). */
+/**
+ * The parts of `pg.Connection` a write statement uses. None is public API (none is in
+ * @types/pg's `Connection`), so `package.json` pins pg's minor version and
+ * `test/pg-internals.test.ts` fails when one of them goes or changes meaning.
+ */
 interface ProtocolConnection {
+  /**
+   * The socket. Writing Parse, Bind, Execute and Sync as one buffer saves pg's message-by-message
+   * writes behind cork (one `write` call per statement instead of four).
+   */
   stream: { write(data: Uint8Array): boolean };
+  /**
+   * The statements this connection has parsed, by name (pg fills it at ParseComplete). Reading it
+   * saves the Parse message, the statement text on the wire and the server's parse, on every use
+   * of a name after the first; a name parsed with another text is refused before a byte is sent.
+   */
   parsedStatements: Record<string, string | undefined>;
+  /**
+   * Named statements sent but not yet parsed (pg moves them to `parsedStatements` at
+   * ParseComplete). Recording ours there saves a second Parse of the same name from a `pg.Query`
+   * pipelined behind it, which the server would refuse as a duplicate prepared statement.
+   */
   submittedNamedStatements?: Record<string, string | undefined>;
 }
 
