@@ -52,6 +52,8 @@ export interface MaintenanceDeps {
   runs: (name: string) => boolean;
   /** Whether a run of the execution is in progress here. */
   running: (executionId: string) => boolean;
+  /** The run of the execution in progress here, if any: settles when it has ended. */
+  runOf: (executionId: string) => Promise<unknown> | undefined;
   /** Take over or start a pending/running execution (`runtime.execute`). */
   execute: (summary: ExecutionSummary) => Promise<unknown>;
   /** Resume an execution whose due timers this runtime claimed (`runtime.wake`). */
@@ -138,8 +140,18 @@ export class Maintenance {
     const due = await stores.timers.claimDue({ now: clock(), limit: this.free(), owner, claimTtlMs: ttlMs });
     // Launched at once, so a `runtime.wake` of the same execution finds this work and waits.
     for (const id of new Set(due.map((timer) => timer.executionId))) {
-      if (this.inFlight.has(id) || this.deps.running(id)) continue;
-      this.launch(id, 'wake-up for a due timer', () => this.wakeIfRun(id), false);
+      if (this.inFlight.has(id)) continue;
+      // A run in progress here may be suspending on this very timer: the claim is this pass's
+      // now (the runtime's own wake-up would find it taken), so wake it once that run has ended.
+      const run = this.deps.runOf(id);
+      const work =
+        run === undefined
+          ? () => this.wakeIfRun(id)
+          : async () => {
+              await run.catch(() => undefined);
+              await this.wakeIfRun(id);
+            };
+      this.launch(id, 'wake-up for a due timer', work, false);
       done.woken.push(id);
     }
   }

@@ -205,6 +205,7 @@ export class Runtime {
         onError: this.onError,
         runs: (name) => this.registry.has(name),
         running: (id) => this.active.has(id),
+        runOf: (id) => this.active.get(id),
         execute: ({ executionId, workflow }) => {
           this.assertOpen();
           return this.executeParsed({ executionId, workflow }, {});
