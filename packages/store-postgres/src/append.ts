@@ -15,13 +15,6 @@ import {
   StorageWriteError,
   statusAfter,
 } from '@skein/workflow-runtime';
-import {
-  type AppendRow,
-  appendQuery,
-  MAX_FAST_EVENTS,
-  takenEnvelopeIdsQuery,
-  workflowQuery,
-} from './append-query.js';
 import type { Database, Query } from './database.js';
 import {
   isUniqueViolation,
@@ -33,6 +26,9 @@ import { hasNul } from './nul-text.js';
 import { takenMessageIdsQuery } from './outbox-queries.js';
 import { refuseNulIn, WAKEUP_OUTBOX } from './postgres-outbox-store.js';
 import type { ShortAppends } from './short-appends.js';
+import { takenEnvelopeIdsQuery, workflowQuery } from './sql/append-reads.js';
+import { type AppendRow, appendQuery } from './sql/full-append.js';
+import { MAX_SHORT_EVENTS } from './sql/short-append.js';
 import { channelName, WAKEUP_PENDING } from './wakeups.js';
 
 /** Runs of the full statement when the head keeps changing under it (once is the rare case). */
@@ -107,7 +103,7 @@ function shortAppend(
   if (request.expectedSeq === 0) {
     // The start statement assumes no head row, i.e. fence 0: under another fence the head
     // exists (acquireFence made it) or the fence was never granted; the full statement decides.
-    if (request.events.length > MAX_FAST_EVENTS || request.fence !== 0) return undefined;
+    if (request.events.length > MAX_SHORT_EVENTS || request.fence !== 0) return undefined;
     return shortAppends.submit({ kind: 'start', request, status });
   }
   if (hint === undefined || !continuesAfter(request, hint)) return undefined;
@@ -120,10 +116,10 @@ function shortAppend(
  * wrote or read last (so there is no gap: a log never shrinks), with not too many events.
  */
 function continuesAfter(request: AppendRequest, hint: AppendResult): boolean {
-  return request.expectedSeq === hint.lastSeq + 1 && request.events.length <= MAX_FAST_EVENTS;
+  return request.expectedSeq === hint.lastSeq + 1 && request.events.length <= MAX_SHORT_EVENTS;
 }
 
-/** Run the full append statement; again when the head row appeared under it (see append-query.ts). */
+/** Run the full append statement; again when the head row appeared under it (see sql/full-append.ts). */
 async function runStatement(db: Database, query: Query, executionId: string): Promise<AppendRow> {
   for (let attempt = 1; ; attempt += 1) {
     try {

@@ -22,7 +22,7 @@ export function messageArrays(messages: readonly OutboxMessage[]): unknown[] {
 
 /**
  * The CTEs that write an append's messages, for the full append statement (see
- * append-query.ts): the ledger rows and their deliveries, only when the events were written
+ * sql/full-append.ts): the ledger rows and their deliveries, only when the events were written
  * (`verdict` passed and `written` wrote), so they commit with the events or not at all (O1);
  * and a notification on the outbox wake-up channel, delivered at commit.
  */

@@ -9,9 +9,11 @@
  * at a time (the event store's per-execution queue sees to it): outcomes are told apart by
  * execution id. See `adr/0018-postgres-step-append.md` and `adr/0019-group-every-short-append.md`.
  */
-import { batchAppendQuery, type ShortAppend, shortAppendQuery, shortAppendRows } from './append-query.js';
+
 import type { Database } from './database.js';
 import { notWrittenInBatch } from './errors.js';
+import { batchAppendQuery } from './sql/batch-append.js';
+import { type ShortAppend, shortAppendQuery, shortAppendRows } from './sql/short-append.js';
 
 interface Waiting {
   item: ShortAppend;

@@ -9,7 +9,7 @@
 import { ExecutionNotFoundError, UnknownWorkflowError } from './errors.js';
 import { type CallKind, type ExecutionStatus, isTerminalStatus } from './events.js';
 import type { CallRecord, ExecutionState } from './fold.js';
-import type { FeatureDeps } from './runtime-features.js';
+import type { FeatureDeps } from './signal-child-deps.js';
 
 /** What `runtime.cancel` did. */
 export interface CancelResult {

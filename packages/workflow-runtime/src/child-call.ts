@@ -10,7 +10,7 @@ import { CancelledError, ChildFailedError } from './errors.js';
 import type { ChildSettledPayload, ChildStartedPayload } from './events.js';
 import type { CallRecord, ExecutionState } from './fold.js';
 import { illFormedReason, MAX_EXECUTION_ID_LENGTH, newId } from './ids.js';
-import { featuresOf, type RunFeatures, type RunInternals } from './run-features.js';
+import { featuresOf, type RunFeatures, type RunInternals } from './run-internals.js';
 import type { AnyWorkflow } from './workflow.js';
 
 /** The id a child gets when the call names none: `<parent id>-child-<position>`. */

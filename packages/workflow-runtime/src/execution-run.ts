@@ -2,6 +2,8 @@
  * One attempt at running an execution: the workflow context and the driver around the body.
  * Context calls are matched to the log by position (replay); a call the log has already
  * settled returns its recorded value, and a new call records before the workflow moves on.
+ * Step attempts are in `step-attempt.ts`, waiting and suspending in `suspension.ts`, signals
+ * and children in `signal-wait.ts` and `child-call.ts`.
  */
 
 import { cancellationAt } from './cancellation.js';
@@ -15,25 +17,17 @@ import type {
   WorkflowContext,
 } from './context-api.js';
 import { Deliveries } from './deliveries.js';
-import { durationMs, instantSchema, optionalPositiveMs } from './durations.js';
-import {
-  CancelledError,
-  NonDeterminismError,
-  NonRetryableError,
-  PayloadTooLargeError,
-  SerializationError,
-  StepFailedError,
-  StepTimeoutError,
-} from './errors.js';
-import type { CallKind, EventType } from './events.js';
+import { durationMs, instantSchema } from './durations.js';
+import { CancelledError, NonDeterminismError, PayloadTooLargeError } from './errors.js';
+import type { CallKind } from './events.js';
 import type { CallRecord, ExecutionState } from './fold.js';
 import { assertCallName, assertName, newId } from './ids.js';
 import type { LogWriter } from './log-writer.js';
-import { recordableError, shrunkError } from './recordable-error.js';
-import { checkedRetryPolicy, resolveRetryPolicy, retryDelay } from './retry.js';
-import type { Awaiting, RunFeatures, RunInternals } from './run-features.js';
+import type { Awaiting, RunFeatures, RunInternals } from './run-internals.js';
 import { waitForSignal } from './signal-wait.js';
 import type { Timer } from './spi.js';
+import { recordFailure, runStep, type StepRun } from './step-attempt.js';
+import { never, suspend, type Wait, waitOf } from './suspension.js';
 import { type AnyWorkflow, parseWith, type WorkflowDefinition } from './workflow.js';
 
 /** How a run ended: at a terminal state, or suspended until `wakeAt` (and what else it waits for). */
@@ -61,7 +55,7 @@ export class ExecutionRun implements WorkflowContext {
   readonly version: number;
   private cursor = 0;
   private inFlight = 0;
-  private readonly waits: { wakeAt?: number; timer?: Timer; signal?: string; child?: string }[] = [];
+  private readonly waits: Wait[] = [];
   /** True once this run threw `CancelledError` at a call at or past the cancel boundary. */
   private cancelDelivered = false;
   private suspendCheck = false;
@@ -79,6 +73,8 @@ export class ExecutionRun implements WorkflowContext {
   private readonly deliveries: Deliveries;
   /** The abort controllers of the step functions running now (their `StepInfo.signal`). */
   private readonly running = new Set<AbortController>();
+  /** The run as its step calls see it (step-attempt.ts). */
+  private readonly steps: StepRun;
 
   constructor(
     private readonly host: RunHost,
@@ -89,6 +85,20 @@ export class ExecutionRun implements WorkflowContext {
     this.executionId = state.executionId;
     this.version = state.version;
     this.deliveries = new Deliveries(state, () => this.scheduleSuspendCheck());
+    this.steps = {
+      executionId: this.executionId,
+      writer,
+      clock: () => this.host.clock(),
+      running: this.running,
+      next: (kind, name) => this.next(kind, name),
+      block: (wakeAt, timerId) => this.block(wakeAt, timerId),
+      fireTimer: (timerId, position) => this.fireTimer(timerId, position),
+      enterFlight: () => {
+        this.inFlight += 1;
+      },
+      leaveFlight: () => this.leaveFlight(),
+      assertUsable: () => this.assertUsable(),
+    };
   }
 
   private get state(): ExecutionState {
@@ -107,7 +117,7 @@ export class ExecutionRun implements WorkflowContext {
     this.deliveries.stop();
     try {
       this.throwIfAborted();
-      if (settled === 'suspend') return await this.suspendNow();
+      if (settled === 'suspend') return await suspend(this.host, this.writer, this.waits);
       const cancel = this.state.cancel;
       // Cancellation ends the execution cancelled whatever the body did with CancelledError.
       if (cancel !== undefined) {
@@ -123,26 +133,7 @@ export class ExecutionRun implements WorkflowContext {
   }
 
   step<T>(name: string, fn: (info: StepInfo) => T | Promise<T>, options: StepOptions = {}): Promise<T> {
-    return this.ordered(this.cursor, this.stepAt(name, fn, options));
-  }
-
-  private async stepAt<T>(
-    name: string,
-    fn: (info: StepInfo) => T | Promise<T>,
-    given: StepOptions,
-  ): Promise<T> {
-    const options = stepOptions(name, given);
-    const { position, record } = this.next('step', name);
-    if (record?.status === 'completed') return record.output as T;
-    if (record?.status === 'failed') {
-      throw new StepFailedError(this.executionId, name, record.attempts, { cause: record.error });
-    }
-    if (record?.status === 'retrying' && record.wakeAt !== undefined) {
-      if (record.wakeAt > this.host.clock()) return this.block(record.wakeAt, record.timerId);
-      this.fireTimer(record.timerId, position);
-    }
-    const rerun = record?.status === 'started';
-    return this.attemptStep(position, name, fn, options, (record?.failures ?? 0) + 1, rerun);
+    return this.ordered(this.cursor, runStep(this.steps, name, fn, options));
   }
 
   sleep(name: string, ms: number): Promise<void> {
@@ -247,42 +238,6 @@ export class ExecutionRun implements WorkflowContext {
     return true;
   }
 
-  private async attemptStep<T>(
-    position: number,
-    name: string,
-    fn: (info: StepInfo) => T | Promise<T>,
-    options: StepOptions,
-    attempt: number,
-    rerun = false,
-  ): Promise<T> {
-    let retry: { wakeAt: number; timerId: string };
-    this.inFlight += 1;
-    try {
-      this.writer.record('STEP_STARTED', { position, name, attempt }, `start of step "${name}"`);
-      await this.writer.flush();
-      // The body may have returned meanwhile (this step lost a race): do not start the function.
-      this.assertUsable();
-      try {
-        const output = await this.invoke(name, fn, options.timeoutMs, attempt, rerun);
-        this.assertUsable();
-        const state = this.writer.record(
-          'STEP_COMPLETED',
-          { position, name, kind: 'step', output, attempt },
-          `output of step "${name}"`,
-        );
-        // The output as the log holds it, as a replay returns it (adr/0020).
-        return state.calls[position]?.output as T;
-      } catch (error) {
-        this.assertUsable();
-        retry = this.stepFailed(position, name, options, attempt, error);
-      }
-    } finally {
-      this.leaveFlight();
-    }
-    // Out of flight before blocking, so the execution can suspend while it waits.
-    return this.block(retry.wakeAt, retry.timerId);
-  }
-
   /**
    * Abort the signal of every step function running in this run (`runtime.cancel` in this
    * process). Only the function sees it: what is recorded is decided by the log, as for any
@@ -290,85 +245,6 @@ export class ExecutionRun implements WorkflowContext {
    */
   abortSteps(reason: unknown): void {
     for (const controller of this.running) controller.abort(reason);
-  }
-
-  private async invoke<T>(
-    name: string,
-    fn: (info: StepInfo) => T | Promise<T>,
-    timeoutMs: number | undefined,
-    attempt: number,
-    rerun: boolean,
-  ): Promise<T> {
-    const controller = new AbortController();
-    const info: StepInfo = { attempt, rerun, signal: controller.signal, executionId: this.executionId };
-    this.running.add(controller);
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    try {
-      if (timeoutMs === undefined) return await fn(info);
-      const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => {
-          const error = new StepTimeoutError(name, timeoutMs);
-          controller.abort(error);
-          reject(error);
-        }, timeoutMs);
-      });
-      return await Promise.race([(async () => fn(info))(), timeout]);
-    } finally {
-      clearTimeout(timer);
-      this.running.delete(controller);
-    }
-  }
-
-  /** Record a failed attempt; throw StepFailedError when the budget is spent, else return when to retry. */
-  private stepFailed(
-    position: number,
-    name: string,
-    options: StepOptions,
-    attempt: number,
-    error: unknown,
-  ): { wakeAt: number; timerId: string } {
-    const policy = resolveRetryPolicy(options.retry);
-    const where = `error of step "${name}"`;
-    if (isUnretryable(error) || attempt >= policy.maxAttempts) {
-      const state = this.recordFailure('STEP_FAILED', error, where, (recorded) => ({
-        position,
-        name,
-        attempt,
-        error: recorded,
-      }));
-      // The cause as the log holds it, as a replay throws it (adr/0020).
-      throw new StepFailedError(this.executionId, name, attempt, { cause: state.calls[position]?.error });
-    }
-    const retryAt = this.host.clock() + retryDelay(policy, attempt, `${this.executionId}#${position}`);
-    const timerId = newId();
-    this.recordFailure('STEP_FAILED', error, where, (recorded) => ({
-      position,
-      name,
-      attempt,
-      error: recorded,
-      retryAt,
-      timerId,
-    }));
-    return { wakeAt: retryAt, timerId };
-  }
-
-  /**
-   * Record a failure with `error` as the log can hold it; an error over the payload limit is
-   * recorded cut down, so that a failure is always recorded.
-   */
-  private recordFailure(
-    type: EventType,
-    error: unknown,
-    where: string,
-    payload: (recorded: unknown) => object,
-  ): ExecutionState {
-    const recorded = recordableError(error);
-    try {
-      return this.writer.record(type, payload(recorded), where);
-    } catch (refused) {
-      if (!(refused instanceof PayloadTooLargeError)) throw refused;
-      return this.writer.record(type, payload(shrunkError(recorded, refused.limit)), where);
-    }
   }
 
   private sleepAt(name: string, dueAt: () => number): Promise<void> {
@@ -433,18 +309,9 @@ export class ExecutionRun implements WorkflowContext {
     timerId: string | undefined,
     awaiting?: Awaiting,
   ): Promise<never> {
-    this.waits.push({
-      ...(wakeAt === undefined ? {} : { wakeAt }),
-      ...(timerId === undefined || wakeAt === undefined
-        ? {}
-        : { timer: { timerId, executionId: this.executionId, dueAt: wakeAt } }),
-      ...awaiting,
-    });
+    this.waits.push(waitOf(this.executionId, wakeAt, timerId, awaiting));
     this.scheduleSuspendCheck();
-    // A fresh promise that never settles: once the run is dropped, nothing refers to it, so the
-    // suspended body's frame (its ctx, state and values) is garbage. A shared one would keep
-    // every suspended body alive through its reaction list.
-    return new Promise<never>(() => {});
+    return never();
   }
 
   /**
@@ -468,30 +335,6 @@ export class ExecutionRun implements WorkflowContext {
         this.resolveSuspend();
       } else if (this.waits.length > 0) this.resolveSuspend();
     });
-  }
-
-  private async suspendNow(): Promise<RunOutcome> {
-    const timers = this.waits.flatMap((wait) => (wait.timer === undefined ? [] : [wait.timer]));
-    await this.host.scheduleTimers(timers);
-    const dues = this.waits.flatMap((wait) => (wait.wakeAt === undefined ? [] : [wait.wakeAt]));
-    const wakeAt = dues.length === 0 ? undefined : Math.min(...dues);
-    const signals = this.waits.flatMap((wait) => (wait.signal === undefined ? [] : [wait.signal]));
-    const children = this.waits.flatMap((wait) => (wait.child === undefined ? [] : [wait.child]));
-    if (signals.length === 0 && children.length === 0) {
-      const state = this.writer.record(
-        'EXECUTION_SUSPENDED',
-        { reason: 'waiting for a timer', wakeAt },
-        'suspension',
-      );
-      await this.writer.flush();
-      return { kind: 'suspended', state, wakeAt };
-    }
-    const awaiting = { signals: [...new Set(signals)], children: [...new Set(children)] };
-    const reason = signals.length > 0 ? 'waiting for a signal' : 'waiting for a child';
-    const payload = { reason, ...(wakeAt === undefined ? {} : { wakeAt }), ...awaiting };
-    const state = this.writer.record('EXECUTION_SUSPENDED', payload, 'suspension');
-    await this.writer.flush();
-    return { kind: 'suspended', state, wakeAt, awaiting };
   }
 
   private async complete(value: unknown): Promise<RunOutcome> {
@@ -518,7 +361,7 @@ export class ExecutionRun implements WorkflowContext {
   }
 
   private async fail(error: unknown): Promise<RunOutcome> {
-    const state = this.recordFailure('EXECUTION_FAILED', error, 'workflow error', (recorded) => ({
+    const state = recordFailure(this.writer, 'EXECUTION_FAILED', error, 'workflow error', (recorded) => ({
       error: recorded,
     }));
     await this.writer.flush();
@@ -558,30 +401,5 @@ export class ExecutionRun implements WorkflowContext {
     if (this.ended)
       throw new Error(`execution "${this.executionId}": workflow context used after its run ended`);
     this.throwIfAborted();
-  }
-}
-
-/** A step's options checked at the call: durations whole ms (adr/0032), a valid retry policy. */
-function stepOptions(name: string, options: StepOptions): StepOptions {
-  const where = `ctx.step("${name}") options`;
-  const timeoutMs = optionalPositiveMs(options.timeoutMs, where, 'timeoutMs');
-  const retry = options.retry === undefined ? undefined : checkedRetryPolicy(options.retry, where);
-  return {
-    ...(timeoutMs === undefined ? {} : { timeoutMs }),
-    ...(retry === undefined ? {} : { retry }),
-  };
-}
-
-function isUnretryable(error: unknown): boolean {
-  try {
-    return (
-      error instanceof NonRetryableError ||
-      error instanceof SerializationError ||
-      error instanceof PayloadTooLargeError ||
-      error instanceof NonDeterminismError
-    );
-  } catch {
-    // A revoked proxy has no prototype to test: it is no error of these, so the policy decides.
-    return false;
   }
 }

@@ -1,7 +1,9 @@
 /**
- * The runtime: starts, executes, resumes and inspects executions over a set of stores.
- * `execute` is idempotent (docs/architecture.md#executing): bootstrap when the log is empty, take over with a new
- * fence when it is pending or running, and write nothing when it is terminal.
+ * The `Runtime` facade: starts, executes, resumes and inspects executions over a set of
+ * stores. It validates what callers pass and hands runs to the run lifecycle
+ * (`run-lifecycle.ts`). `execute` is idempotent (docs/architecture.md#executing): bootstrap
+ * when the log is empty, take over with a new fence when it is pending or running, and write
+ * nothing when it is terminal.
  */
 import { z } from 'zod';
 import { type CancelResult, cancelExecution } from './cancellation.js';
@@ -11,23 +13,18 @@ import { optionalPositiveMs } from './durations.js';
 import { checkedErrorClasses, ErrorClassRegistry } from './error-classes.js';
 import {
   CancelledError,
-  ExecutionAlreadyExistsError,
   ExecutionFailedError,
   ExecutionInputMismatchError,
   ExecutionNotFoundError,
   InvalidInputError,
   RuntimeClosedError,
-  StartFencedOutError,
-  UnknownWorkflowError,
 } from './errors.js';
 import { type Envelope, isTerminalStatus, type StartedPayload } from './events.js';
-import { ExecutionRun, type RunOutcome } from './execution-run.js';
 import type { ExecutionState } from './fold.js';
 import { assertExecutionId, assertName, newId } from './ids.js';
 import { type ListPage, type ListQuery, listExecutions } from './inspection.js';
 import { DEFAULT_LEASE_TTL_MS, ExecutionLeases } from './leases.js';
-import { loadState, readHistory, saveSnapshot } from './load-state.js';
-import { LogWriter } from './log-writer.js';
+import { loadState, readHistory } from './load-state.js';
 import {
   Maintenance,
   type MaintenanceOptions,
@@ -35,24 +32,14 @@ import {
   maintenanceOptionsSchema,
 } from './maintenance.js';
 import { Observers } from './observers.js';
-import { EXECUTION_PENDING_TOPIC, type ExecutionPendingPayload, type OutboxMessage } from './outbox.js';
 import { QueueRegistry } from './queues/define-queue.js';
 import { enqueueItem, queueStoreOf, usesQueue } from './queues/queued-enqueue.js';
-import { lostResumeRace, resumeFence } from './resume-fence.js';
-import type { RunFeatures } from './run-features.js';
-import {
-  afterFeatureRun,
-  type FeatureDeps,
-  hasFeatureWork,
-  resumeIfArrived,
-  runFeatures,
-  type TakeoverEvent,
-} from './runtime-features.js';
+import { resumeIfArrived } from './resume-on-arrival.js';
+import { RunLifecycle } from './run-lifecycle.js';
 import {
   type EnqueueOptions,
   type ExecuteOptions,
   type ExecuteRequest,
-  executeOptionsSchema,
   executeRequestSchema,
   executionIdSchema,
   type RuntimeOptions,
@@ -64,21 +51,12 @@ import { sameRecordedValue } from './same-value.js';
 import { ScheduleRegistry } from './schedules/define-schedule.js';
 import { fireSchedule, scheduleStoreOf, setPaused, stateOf } from './schedules/fire-schedules.js';
 import type { ScheduleState } from './schedules/schedule-spi.js';
+import { type FeatureDeps, runFeatures } from './signal-child-deps.js';
 import { maxPendingSignalsOf, type SignalOptions, type SignalResult, sendSignal } from './signal-send.js';
-import type { Stores, Timer } from './spi.js';
-import { assertUnscopedMayCreate, crossesTenant, storesTenant } from './tenancy.js';
+import type { Stores } from './spi.js';
+import { storesTenant } from './tenancy.js';
 import { WakeTimers } from './wake-timers.js';
 import { type AnyWorkflow, parseWith, type WorkflowDefinition, WorkflowRegistry } from './workflow.js';
-
-const START_RETRIES = 3;
-
-/**
- * The fence of a first start attempt. Every execution begins in fence epoch 0, so a start
- * needs no fence write of its own; a takeover always acquires a larger one (adr/0003).
- */
-const BOOTSTRAP_FENCE = 0;
-
-type Bootstrapped = 'exists' | { outcome: Promise<RunOutcome> };
 
 /** How long a timer claim holds before another node may fire the timer. */
 const TIMER_CLAIM_TTL_MS = 30_000;
@@ -94,22 +72,16 @@ export class Runtime {
   readonly codec: Codec;
   private readonly clock: () => number;
   private readonly maxPayloadBytes: number;
-  private readonly snapshotEvery: number;
   private readonly onError: (error: unknown, context: string) => void;
-  private readonly active = new Map<string, Promise<RunOutcome>>();
   private readonly wakeTimers: WakeTimers;
-  private readonly leases: ExecutionLeases | undefined;
   /** Owner of this runtime's execution leases (its `nodeId` unless `lease.owner` says otherwise). */
   readonly leaseOwner: string;
   /** Lease time-to-live when leases are on; undefined when they are off. */
   readonly leaseTtlMs: number | undefined;
   private closed = false;
   private readonly features: FeatureDeps;
-  private readonly runFeatures: RunFeatures;
-  /** Runs whose body is in progress here, by execution (runs of one id may overlap). */
-  private readonly bodies = new Map<string, Set<ExecutionRun>>();
-  /** The tenant every store is scoped to, or undefined when none is (adr/0024). */
-  private readonly tenant: string | undefined;
+  /** Starts, takes over and runs this runtime's executions (run-lifecycle.ts). */
+  private readonly lifecycle: RunLifecycle;
   /** The observers, or undefined when there are none (then nothing is recorded for them). */
   private readonly observers: Observers | undefined;
   /** The in-process maintenance, or undefined when it is off (adr/0042). */
@@ -118,8 +90,6 @@ export class Runtime {
   readonly queues: QueueRegistry;
   /** The schedules the leader supervisor fires (docs/schedules.md). */
   readonly schedules: ScheduleRegistry;
-  /** Whether an enqueue writes `execution.pending` to the outbox with seq 0. */
-  private readonly outbox: boolean;
 
   /**
    * @param options see {@link RuntimeOptions}
@@ -127,14 +97,12 @@ export class Runtime {
    */
   constructor(options: RuntimeOptions, client?: Pick<FeatureDeps, 'handOffSignal'>) {
     this.stores = options.stores;
-    this.tenant = storesTenant(options.stores);
     this.registry = new WorkflowRegistry(options.workflows);
     const errors = [...checkedErrorClasses(options.errors ?? [], 'createRuntime')];
     for (const workflow of options.workflows) errors.push(...(workflow.errors ?? []));
     this.codec = new Codec(new ErrorClassRegistry(errors, 'createRuntime'));
     this.clock = options.clock ?? Date.now;
     this.maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
-    this.snapshotEvery = options.snapshotEvery ?? 100;
     this.nodeId = options.nodeId ?? newId();
     assertName(this.nodeId, 'createRuntime options', 'nodeId');
     this.onError = options.onError ?? ((error, context) => console.error(`skein: ${context}:`, error));
@@ -149,19 +117,20 @@ export class Runtime {
     );
     const maintains = maintenance !== false && options.workflows.length > 0;
     // Maintenance takes over runs whose lease expired, so its runtime keeps leases of its own.
-    this.leaseTtlMs =
+    const leaseTtlMs =
       options.lease === undefined && !maintains
         ? undefined
         : (optionalPositiveMs(options.lease?.ttlMs, 'createRuntime options', 'lease.ttlMs') ??
           DEFAULT_LEASE_TTL_MS);
-    this.leases =
-      this.leaseTtlMs === undefined
+    this.leaseTtlMs = leaseTtlMs;
+    const leases =
+      leaseTtlMs === undefined
         ? undefined
         : new ExecutionLeases({
             leases: this.stores.leases,
             events: this.stores.events,
             owner: this.leaseOwner,
-            ttlMs: this.leaseTtlMs,
+            ttlMs: leaseTtlMs,
             clock: this.clock,
             onError: this.onError,
           });
@@ -175,7 +144,6 @@ export class Runtime {
       ...this.featureDeps(childRecheckMs, maxPendingSignalsOf(options)),
       ...client,
     };
-    this.runFeatures = runFeatures(this.features);
     this.queues = new QueueRegistry(options.queues ?? []);
     if (options.queues !== undefined && options.queues.length > 0) queueStoreOf(this.stores, 'createRuntime');
     this.schedules = new ScheduleRegistry(options.schedules ?? []);
@@ -183,15 +151,34 @@ export class Runtime {
       scheduleStoreOf(this.stores, 'createRuntime');
       this.registry.get(schedule.workflow.name, schedule.workflow.version);
     }
-    this.outbox = options.outbox === true;
+    const outbox = options.outbox === true;
     if (options.outbox !== undefined && typeof options.outbox !== 'boolean')
       throw new InvalidInputError('createRuntime options', [
         { path: 'outbox', message: `must be a boolean, got ${typeof options.outbox}` },
       ]);
-    if (this.outbox && this.stores.outbox === undefined)
+    if (outbox && this.stores.outbox === undefined)
       throw new InvalidInputError('createRuntime options', [
         { path: 'outbox', message: 'is true, but the stores have no outbox (stores.outbox)' },
       ]);
+    this.lifecycle = new RunLifecycle({
+      stores: this.stores,
+      registry: this.registry,
+      codec: this.codec,
+      clock: this.clock,
+      maxPayloadBytes: this.maxPayloadBytes,
+      snapshotEvery: options.snapshotEvery ?? 100,
+      onError: this.onError,
+      tenant: storesTenant(options.stores),
+      observers: this.observers,
+      outbox,
+      leases,
+      wakeTimers: this.wakeTimers,
+      queues: this.queues,
+      features: this.features,
+      runFeatures: runFeatures(this.features),
+      closed: () => this.closed,
+      loadState: (id) => this.loadState(id),
+    });
     if (maintains) this.startMaintenance(maintenance ?? {});
   }
 
@@ -204,11 +191,11 @@ export class Runtime {
         clock: this.clock,
         onError: this.onError,
         runs: (name) => this.registry.has(name),
-        running: (id) => this.active.has(id),
-        runOf: (id) => this.active.get(id),
+        running: (id) => this.lifecycle.active.has(id),
+        runOf: (id) => this.lifecycle.active.get(id),
         execute: ({ executionId, workflow }) => {
           this.assertOpen();
-          return this.executeParsed({ executionId, workflow }, {});
+          return this.lifecycle.execute({ executionId, workflow }, {});
         },
         wake: (id) => this.wake(id, { claimed: true }),
       },
@@ -286,7 +273,7 @@ export class Runtime {
       maxPayloadBytes: this.maxPayloadBytes,
     };
     const enqueued = await enqueueItem(deps, definition, input, executionId, options);
-    if (enqueued.created) await this.bootstrapWithRetry(definition, executionId, input, false);
+    if (enqueued.created) await this.lifecycle.bootstrapWithRetry(definition, executionId, input, false);
     else await this.startQueued(enqueued.executionId);
     return this.handle<Out>(enqueued.executionId);
   }
@@ -300,7 +287,7 @@ export class Runtime {
     const item = await queueStoreOf(this.stores, 'startQueued').get(executionId);
     if (item === null || !this.registry.has(item.workflow, item.version)) return;
     const definition = this.registry.get(item.workflow, item.version);
-    await this.bootstrapWithRetry(definition, executionId, this.codec.decode(item.input), false);
+    await this.lifecycle.bootstrapWithRetry(definition, executionId, this.codec.decode(item.input), false);
   }
 
   /** `start` (run here when `run`) and `enqueue`: seq 0, then a handle. */
@@ -312,7 +299,7 @@ export class Runtime {
   ): Promise<WorkflowHandle<Out>> {
     const executionId = this.prepareStart(workflow, options);
     const definition = this.registry.get(workflow.name, workflow.version);
-    const begun = await this.bootstrapWithRetry(definition, executionId, input, run);
+    const begun = await this.lifecycle.bootstrapWithRetry(definition, executionId, input, run);
     if (begun === 'exists' && options.strict === true)
       await this.assertSameInput(definition, executionId, input);
     // The run goes on in the background, with no caller to throw to: a store error (or any
@@ -392,51 +379,7 @@ export class Runtime {
     const parsed = parseWith(executeRequestSchema, request, 'execute request', 'request');
     // The maintenance is taking this one over already: a second takeover here would fence it out.
     await this.maintenance?.working(parsed.executionId);
-    return this.executeParsed(parsed, options);
-  }
-
-  /** `execute` of a parsed request (the maintenance's own takeovers come straight here). */
-  private async executeParsed(parsed: ExecuteRequest, options: ExecuteOptions): Promise<ExecutionState> {
-    // The common call passes no options: skip their parse on the hot path.
-    const { fence, startOnly } =
-      options.fence === undefined && options.startOnly === undefined
-        ? options
-        : parseWith(executeOptionsSchema, options, 'execute options', 'options');
-    // Without a fence, and with an input the workflow accepts, the caller usually starts a new
-    // execution: write seq 0 straight away and read only when it exists (one round trip
-    // fewer). Without an input (a supervisor's claim, a recovery) it continues one: fold it
-    // at once (a missing one folds to null). Otherwise (a dispatcher's attempt) it may start
-    // one: one indexed read first, and only existing ones are folded.
-    let current: ExecutionState | null = null;
-    if (fence === undefined && this.startsNew(parsed)) {
-      const definition = this.registry.get(parsed.workflow, parsed.version);
-      const begun = await this.bootstrapWithRetry(definition, parsed.executionId, parsed.input, true);
-      if (begun !== 'exists') return (await begun.outcome).state;
-      current = await this.loadState(parsed.executionId);
-      if (current === null) throw new ExecutionAlreadyExistsError(parsed.executionId, parsed.workflow);
-    } else if (parsed.input === undefined) {
-      current = await this.loadState(parsed.executionId);
-    } else {
-      const exists = (await this.stores.events.getExecution(parsed.executionId)) !== null;
-      current = exists ? await this.loadState(parsed.executionId) : null;
-    }
-    if (current === null) {
-      const definition = this.registry.get(parsed.workflow, parsed.version);
-      const begun = await this.bootstrapWithRetry(definition, parsed.executionId, parsed.input, true, fence);
-      // Another caller won seq 0 and owns the run: a superseded refusal, not ours to take over.
-      if (begun === 'exists') throw new ExecutionAlreadyExistsError(parsed.executionId, parsed.workflow);
-      return (await begun.outcome).state;
-    }
-    if (current.workflow !== parsed.workflow || startOnly === true) {
-      throw new ExecutionAlreadyExistsError(parsed.executionId, current.workflow);
-    }
-    return this.continueExecution(current, fence);
-  }
-
-  /** Whether `request` names a registered workflow and carries an input it accepts. */
-  private startsNew(request: ExecuteRequest): boolean {
-    if (!this.registry.has(request.workflow, request.version)) return false;
-    return this.registry.get(request.workflow, request.version).input.safeParse(request.input).success;
+    return this.lifecycle.execute(parsed, options);
   }
 
   /**
@@ -500,7 +443,7 @@ export class Runtime {
         return (await this.loadState(executionId)) ?? current;
       }
     }
-    return this.continueExecution(current);
+    return this.lifecycle.continueExecution(current);
   }
 
   /**
@@ -548,7 +491,7 @@ export class Runtime {
     const id = parseWith(executionIdSchema, executionId, 'executionId', 'executionId');
     const why = parseWith(z.string().min(1), reason, 'cancel reason', 'reason');
     // The runs of it in progress here: their running steps see the cancellation (StepInfo.signal).
-    const holders = [...(this.bodies.get(id) ?? [])];
+    const holders = [...(this.lifecycle.bodies.get(id) ?? [])];
     const result = await cancelExecution(this.features, id, why);
     if (result.cancelled && result.alreadyRequested !== true)
       for (const holder of holders) holder.abortSteps(new CancelledError(id, why));
@@ -567,7 +510,7 @@ export class Runtime {
 
   /** Ids of the executions with a run in progress in this runtime (a suspended one has none). */
   activeExecutions(): string[] {
-    return [...this.active.keys()];
+    return [...this.lifecycle.active.keys()];
   }
 
   /** A handle on an execution by id (it need not exist yet). */
@@ -598,7 +541,7 @@ export class Runtime {
     let state = await this.settledState(executionId);
     let delay = pollMs;
     while (state === null || !isTerminalStatus(state.status)) {
-      if (state === null && !this.active.has(executionId)) {
+      if (state === null && !this.lifecycle.active.has(executionId)) {
         const exists = await this.stores.events.getExecution(executionId);
         if (exists === null) throw new ExecutionNotFoundError(executionId);
       }
@@ -618,11 +561,11 @@ export class Runtime {
     await this.maintenance?.stop({ waitForRuns: true });
     this.closed = true;
     this.wakeTimers.clear();
-    while (this.active.size > 0) await Promise.allSettled([...this.active.values()]);
+    while (this.lifecycle.active.size > 0) await Promise.allSettled([...this.lifecycle.active.values()]);
   }
 
   private async settledState(executionId: string): Promise<ExecutionState | null> {
-    const running = this.active.get(executionId);
+    const running = this.lifecycle.active.get(executionId);
     if (running !== undefined) {
       // A run that failed here (fenced out, a store error) says nothing about the execution's
       // end: that error went to whoever started the run, and the log below is the truth.
@@ -646,135 +589,7 @@ export class Runtime {
       : parseWith(executionIdSchema, options.executionId, 'executionId', 'executionId');
   }
 
-  /**
-   * Bootstrap, first at the bootstrap fence 0 (no extra write), and again with a freshly
-   * acquired fence when a holder that never wrote seq 0 fenced the start out.
-   */
-  private async bootstrapWithRetry(
-    definition: AnyWorkflow,
-    executionId: string,
-    input: unknown,
-    run: boolean,
-    given?: number,
-    parentId?: string,
-  ): Promise<Bootstrapped> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        const fence =
-          given ?? (attempt === 1 ? BOOTSTRAP_FENCE : await this.stores.events.acquireFence(executionId));
-        return await this.bootstrap(definition, executionId, input, run, fence, parentId);
-      } catch (error) {
-        // A caller's fence is the caller's to retry (a dispatcher allocates a new one).
-        if (!(error instanceof StartFencedOutError) || attempt >= START_RETRIES || given !== undefined)
-          throw error;
-        await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * attempt));
-      }
-    }
-  }
-
-  /**
-   * Write seq 0 (validating everything first, L7) and, when `run`, run the body. Resolves
-   * once seq 0 is durable with the run's outcome, or 'exists' when another start of the
-   * same workflow won seq 0. Seq 0 shares its append with whatever the body records before
-   * its first step runs (a workflow without steps commits once).
-   */
-  private async bootstrap(
-    definition: AnyWorkflow,
-    executionId: string,
-    rawInput: unknown,
-    run: boolean,
-    fence: number,
-    parentId?: string,
-  ): Promise<Bootstrapped> {
-    const input = parseWith(definition.input, rawInput, `input of workflow "${definition.name}"`, 'input');
-    if (this.tenant === undefined && crossesTenant(executionId, parentId))
-      await assertUnscopedMayCreate(this.stores.events, executionId, parentId);
-    const started: StartedPayload = { workflow: definition.name, version: definition.version, input };
-    if (parentId !== undefined) started.parentId = parentId;
-    // Encodes and checks the size (L7): an input the log cannot hold throws here, nothing written.
-    const writer = this.writer(executionId, definition.name, fence, 0, null);
-    writer.record('EXECUTION_STARTED', started, `input of workflow "${definition.name}"`);
-    if (!run && this.outbox) writer.attachOutbox(this.pendingMessage(executionId, definition));
-    const outcome = run ? this.launch(definition, writer) : writer.flush().then(() => undefined);
-    try {
-      await Promise.race([writer.firstAppend, outcome]);
-    } catch (error) {
-      if (error instanceof ExecutionAlreadyExistsError) {
-        const existing = await this.stores.events.getExecution(executionId);
-        if (existing?.workflow === definition.name) return 'exists';
-        throw new ExecutionAlreadyExistsError(executionId, existing?.workflow, { cause: error });
-      }
-      throw error;
-    }
-    return { outcome: outcome as Promise<RunOutcome> };
-  }
-
-  private async continueExecution(current: ExecutionState, given?: number): Promise<ExecutionState> {
-    if (isTerminalStatus(current.status)) return current;
-    if (current.status === 'suspended' && !this.isDue(current)) return current;
-    // Pinned to a version this node does not run: left as it is for a node that does (nothing written).
-    if (!this.registry.has(current.workflow, current.version))
-      throw new UnknownWorkflowError(
-        current.workflow,
-        current.version,
-        this.registry.names(),
-        current.executionId,
-      );
-    const definition = this.registry.get(current.workflow, current.version);
-    const resumed = current.status === 'suspended';
-    // A resume takes no new fence (adr/0016); a takeover of pending or running work does.
-    const fence =
-      given ??
-      (resumed
-        ? await resumeFence(this.stores.events, current)
-        : await this.stores.events.acquireFence(current.executionId));
-    const takeoverSeq = current.sequence + 1; // the run's writer folds into `current` from here on
-    const writer = this.writer(current.executionId, current.workflow, fence, takeoverSeq, current);
-    writer.record(
-      resumed ? 'EXECUTION_RESUMED' : 'EXECUTION_RECOVERED',
-      {
-        reason: resumed ? 'a timer is due' : `taken over from status ${current.status}`,
-        fence,
-        ...(current.status === 'pending' ? { claimed: true } : {}),
-      },
-      'takeover',
-    );
-    try {
-      return (await this.launch(definition, writer)).state;
-    } catch (error) {
-      // Another node resumed it first: nothing was written here; report where it stands.
-      if (resumed && lostResumeRace(error, takeoverSeq))
-        return (await this.loadState(current.executionId)) ?? current;
-      throw error;
-    }
-  }
-
-  private isDue(state: ExecutionState): boolean {
-    const now = this.clock();
-    return state.timers.some((timer) => timer.dueAt <= now);
-  }
-
-  /** Take `current` over under `fence`: record `events` first, then replay and run it in the background. */
-  private takeOver(
-    current: ExecutionState,
-    fence: number,
-    events: readonly TakeoverEvent[],
-  ): { outcome: Promise<RunOutcome>; firstAppend: Promise<void> } {
-    const definition = this.registry.get(current.workflow, current.version);
-    const writer = this.writer(current.executionId, current.workflow, fence, current.sequence + 1, current);
-    for (const event of events) writer.record(event.type, event.payload, 'takeover');
-    // Durable at once, so nothing that reads the log meanwhile still sees it suspended.
-    writer.flush().catch(() => undefined); // the same failure reaches the run's next flush
-    return { outcome: this.launch(definition, writer), firstAppend: writer.firstAppend };
-  }
-
-  private bodyEnded(executionId: string, run: ExecutionRun): void {
-    const runs = this.bodies.get(executionId);
-    runs?.delete(run);
-    if (runs?.size === 0) this.bodies.delete(executionId);
-  }
-
-  /** What signals, children and cancellation need from this runtime (see runtime-features.ts). */
+  /** What signals, children and cancellation need from this runtime (see signal-child-deps.ts). */
   private featureDeps(childRecheckMs: number, maxPendingSignals: number): FeatureDeps {
     return {
       stores: this.stores,
@@ -786,117 +601,12 @@ export class Runtime {
       onError: this.onError,
       loadState: (id) => this.loadState(id),
       resumes: new Map(),
-      bodyRunning: (id) => this.bodies.has(id),
+      bodyRunning: (id) => this.lifecycle.bodies.has(id),
       closed: () => this.closed,
-      takeOver: (current, fence, events) => this.takeOver(current, fence, events),
+      takeOver: (current, fence, events) => this.lifecycle.takeOver(current, fence, events),
       startChild: (definition, childId, input, parentId) =>
-        this.bootstrapWithRetry(definition, childId, input, true, undefined, parentId),
+        this.lifecycle.bootstrapWithRetry(definition, childId, input, true, undefined, parentId),
       cancel: (id, reason) => this.cancel(id, reason),
-    };
-  }
-
-  /** Run the body in the background; track it so `result()` and `close()` can wait for it. */
-  private launch(definition: AnyWorkflow, writer: LogWriter): Promise<RunOutcome> {
-    const run = new ExecutionRun(
-      {
-        clock: this.clock,
-        scheduleTimers: (timers) => this.scheduleTimers(timers),
-        features: this.runFeatures,
-      },
-      definition,
-      writer,
-    );
-    const executionId = run.executionId;
-    const releaseLease = this.leases?.hold(executionId, writer.fence, writer.firstAppend);
-    // Counted while the body runs (not during afterRun): a wake-up skips such a run, which
-    // reads the inbox itself or re-checks after suspending (runtime-features.ts).
-    const runs = this.bodies.get(executionId) ?? new Set<ExecutionRun>();
-    runs.add(run);
-    this.bodies.set(executionId, runs);
-    const ran = run.run().then(
-      async (result) => {
-        this.bodyEnded(executionId, run);
-        await this.afterRun(executionId, run, result);
-        if (hasFeatureWork(definition, run, result))
-          await afterFeatureRun(this.features, definition, run, result);
-        return result;
-      },
-      (error: unknown) => {
-        this.bodyEnded(executionId, run);
-        throw error;
-      },
-    );
-    const outcome = releaseLease === undefined ? ran : ran.finally(releaseLease);
-    this.active.set(executionId, outcome);
-    const forget = () => {
-      if (this.active.get(executionId) === outcome) this.active.delete(executionId);
-    };
-    outcome.then(forget, forget);
-    return outcome;
-  }
-
-  private async afterRun(executionId: string, run: ExecutionRun, outcome: RunOutcome): Promise<void> {
-    // An execution of a queue leaves it at its end, whichever node ran it (its deduplicationId is free).
-    if (outcome.kind === 'terminal' && this.stores.queues !== undefined && this.queues.all().length > 0)
-      await this.stores.queues.finish(executionId);
-    await Promise.all(run.firedTimers.map((timerId) => this.stores.timers.complete(timerId)));
-    // A crash between TIMER_FIRED and deleting its row leaves the row behind; an execution
-    // that ever used a timer clears every row of its own once it is terminal.
-    if (outcome.kind === 'terminal' && outcome.state.calls.some((call) => call?.timerId !== undefined)) {
-      const rows = await this.stores.timers.forExecution(executionId);
-      await Promise.all(rows.map((row) => this.stores.timers.complete(row.timerId)));
-    }
-    if (outcome.kind === 'suspended' && outcome.wakeAt !== undefined && !this.closed) {
-      this.wakeTimers.set(executionId, outcome.wakeAt);
-    }
-  }
-
-  private async scheduleTimers(timers: Timer[]): Promise<void> {
-    await Promise.all(timers.map((timer) => this.stores.timers.schedule(timer)));
-  }
-
-  private writer(
-    executionId: string,
-    workflow: string,
-    fence: number,
-    nextSeq: number,
-    state: ExecutionState | null,
-  ): LogWriter {
-    const every = this.snapshotEvery;
-    return new LogWriter(
-      {
-        events: this.stores.events,
-        executionId,
-        workflow,
-        fence,
-        nextSeq,
-        maxPayloadBytes: this.maxPayloadBytes,
-        clock: this.clock,
-        codec: this.codec,
-        onDurable:
-          every > 0
-            ? (durable, fromSeq) => saveSnapshot(this.stores.snapshots, durable, fromSeq, every, this.onError)
-            : undefined,
-        onAppended: this.observers === undefined ? undefined : this.observers.appended.bind(this.observers),
-      },
-      state,
-    );
-  }
-
-  /** The `execution.pending` message of an enqueue, written with its seq 0 (O1). */
-  private pendingMessage(executionId: string, definition: AnyWorkflow): OutboxMessage {
-    const payload: ExecutionPendingPayload = {
-      executionId,
-      workflow: definition.name,
-      version: definition.version,
-    };
-    const now = this.clock();
-    return {
-      id: newId(),
-      topic: EXECUTION_PENDING_TOPIC,
-      key: executionId,
-      payload: JSON.stringify(payload),
-      createdAt: now,
     };
   }
 

@@ -16,8 +16,9 @@ import {
 } from './errors.js';
 import { isTerminalStatus } from './events.js';
 import { executionIdSchema, MAX_EXECUTION_ID_LENGTH, nameSchema, newId, wellFormed } from './ids.js';
-import { type FeatureDeps, resumeIfArrived, resumeIfWaiting } from './runtime-features.js';
+import { resumeIfArrived, resumeIfWaiting } from './resume-on-arrival.js';
 import type { RuntimeOptions } from './runtime-options.js';
+import type { FeatureDeps } from './signal-child-deps.js';
 import { DEFAULT_MAX_PENDING_SIGNALS } from './signal-inbox.js';
 import { declaredSignal, parseWith } from './workflow.js';
 

@@ -14,7 +14,7 @@ import { optionalDurationMs } from './durations.js';
 import { UnknownSignalError } from './errors.js';
 import type { SignalReceivedPayload } from './events.js';
 import { newId } from './ids.js';
-import { featuresOf, type RunInternals } from './run-features.js';
+import { featuresOf, type RunInternals } from './run-internals.js';
 import type { Signal, SignalStore } from './spi.js';
 import { declaredSignal, parseWith, type Schema } from './workflow.js';
 

@@ -1,101 +1,17 @@
 /**
- * The runtime's side of signals, children and cancellation, kept out of `runtime.ts`: what
- * they need from the runtime (`FeatureDeps`), the `RunFeatures` a run gets, the work after a
- * run ends or suspends, and resuming a suspended execution that something woke.
+ * The work after a run that used signals or children (completing consumed signals, emptying
+ * the inbox, waking a waiting parent), and resuming a suspended execution once what it waits
+ * for (a signal in its inbox, a child that ended) has arrived.
  */
 
-import { decode } from './codec.js';
-import { ExecutionAlreadyExistsError, ExecutionNotFoundError, UnknownWorkflowError } from './errors.js';
-import { type EventType, isTerminalStatus, type StartedPayload } from './events.js';
+import { UnknownWorkflowError } from './errors.js';
+import { isTerminalStatus } from './events.js';
 import type { ExecutionRun, RunOutcome } from './execution-run.js';
 import type { ExecutionState } from './fold.js';
 import { lostResumeRace, resumeFence } from './resume-fence.js';
-import type { RunFeatures } from './run-features.js';
+import type { FeatureDeps } from './signal-child-deps.js';
 import { hasUnconsumed } from './signal-wait.js';
-import type { Stores } from './spi.js';
-import type { AnyWorkflow, WorkflowRegistry } from './workflow.js';
-
-/** An event a takeover records before the replay starts. */
-export interface TakeoverEvent {
-  type: EventType;
-  payload: unknown;
-}
-
-/** What signals, children and cancellation need from the runtime. */
-export interface FeatureDeps {
-  stores: Stores;
-  registry: WorkflowRegistry;
-  clock(): number;
-  maxPayloadBytes: number;
-  childRecheckMs: number;
-  /** The inbox bound each `runtime.signal` passes to `SignalStore.send`. */
-  maxPendingSignals: number;
-  onError(error: unknown, context: string): void;
-  loadState(executionId: string): Promise<ExecutionState | null>;
-  /** Resume attempts in progress in this runtime, by execution: they run one at a time. */
-  resumes: Map<string, Promise<boolean>>;
-  /** True while a run's body is in progress here (it reads the inbox and children itself). */
-  bodyRunning(executionId: string): boolean;
-  /** True once `close()` was called: a closed runtime starts no new run (`close` could not wait for it). */
-  closed(): boolean;
-  /** Record `events` under `fence` after `current`, then replay and run it in the background. */
-  takeOver(
-    current: ExecutionState,
-    fence: number,
-    events: readonly TakeoverEvent[],
-  ): { outcome: Promise<RunOutcome>; firstAppend: Promise<void> };
-  /** Write seq 0 of a child and run it here; 'exists' when another start won seq 0. */
-  startChild(definition: AnyWorkflow, childId: string, input: unknown, parentId: string): Promise<unknown>;
-  cancel(executionId: string, reason: string): Promise<unknown>;
-  /**
-   * A client's way to hand a suspended execution that waits for a signal now in its inbox to the
-   * nodes that run work, instead of resuming it here (undefined in a runtime that executes).
-   * True when it recorded the hand-over.
-   */
-  handOffSignal?: (state: ExecutionState, name: string) => Promise<boolean>;
-}
-
-/** The `RunFeatures` every run of a runtime shares. */
-export function runFeatures(deps: FeatureDeps): RunFeatures {
-  return {
-    signals: deps.stores.signals,
-    childRecheckMs: deps.childRecheckMs,
-    async startChild(workflow, childId, input, parentId) {
-      const definition = deps.registry.get(workflow.name, workflow.version);
-      const existing = await deps.stores.events.getExecution(childId);
-      if (existing === null && (await deps.startChild(definition, childId, input, parentId)) !== 'exists')
-        return;
-      const now = existing ?? (await deps.stores.events.getExecution(childId));
-      if (now !== null && now.workflow !== definition.name)
-        throw new ExecutionAlreadyExistsError(childId, now.workflow);
-      // A child id is scoped to its parent: only this parent's own earlier start may be reused.
-      const owner = await parentOf(deps.stores.events, childId);
-      if (owner !== parentId) {
-        const reason =
-          owner === undefined
-            ? `it is not a child of "${parentId}"`
-            : `it is a child of "${owner}", not of "${parentId}"`;
-        throw new ExecutionAlreadyExistsError(childId, now?.workflow, { reason });
-      }
-    },
-    async settledChild(childId) {
-      const summary = await deps.stores.events.getExecution(childId);
-      if (summary === null) throw new ExecutionNotFoundError(childId);
-      return isTerminalStatus(summary.status) ? deps.loadState(childId) : null;
-    },
-    async cancelChild(childId, reason) {
-      if ((await deps.stores.events.getExecution(childId)) === null) return;
-      await deps.cancel(childId, reason);
-    },
-  };
-}
-
-/** The `parentId` recorded in seq 0 of `executionId`, or undefined (no parent, or no seq 0). */
-async function parentOf(events: Stores['events'], executionId: string): Promise<string | undefined> {
-  const [first] = await events.read(executionId, 0, 1);
-  if (first?.type !== 'EXECUTION_STARTED') return undefined;
-  return (decode(first.payload) as StartedPayload).parentId;
-}
+import type { AnyWorkflow } from './workflow.js';
 
 /** True when {@link afterFeatureRun} has anything to do (checked synchronously, off the hot path). */
 export function hasFeatureWork(definition: AnyWorkflow, run: ExecutionRun, outcome: RunOutcome): boolean {

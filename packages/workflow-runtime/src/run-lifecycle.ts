@@ -1,0 +1,388 @@
+/**
+ * The run lifecycle: write seq 0 of a new execution (with a retry when a holder fenced the
+ * start out), take an existing one over or resume it, run the body in the background, and the
+ * work after it ends or suspends (queue item, timer rows, the wake-up timer). The `Runtime`
+ * facade (`runtime.ts`) validates what callers pass and hands the runs to this module.
+ */
+import type { Codec } from './codec.js';
+import { ExecutionAlreadyExistsError, StartFencedOutError, UnknownWorkflowError } from './errors.js';
+import { isTerminalStatus, type StartedPayload } from './events.js';
+import { ExecutionRun, type RunOutcome } from './execution-run.js';
+import type { ExecutionState } from './fold.js';
+import { newId } from './ids.js';
+import type { ExecutionLeases } from './leases.js';
+import { saveSnapshot } from './load-state.js';
+import { LogWriter } from './log-writer.js';
+import type { Observers } from './observers.js';
+import { EXECUTION_PENDING_TOPIC, type ExecutionPendingPayload, type OutboxMessage } from './outbox.js';
+import type { QueueRegistry } from './queues/define-queue.js';
+import { lostResumeRace, resumeFence } from './resume-fence.js';
+import { afterFeatureRun, hasFeatureWork } from './resume-on-arrival.js';
+import type { RunFeatures } from './run-internals.js';
+import { type ExecuteOptions, type ExecuteRequest, executeOptionsSchema } from './runtime-options.js';
+import type { FeatureDeps, TakeoverEvent } from './signal-child-deps.js';
+import type { Stores, Timer } from './spi.js';
+import { assertUnscopedMayCreate, crossesTenant } from './tenancy.js';
+import type { WakeTimers } from './wake-timers.js';
+import { type AnyWorkflow, parseWith, type WorkflowRegistry } from './workflow.js';
+
+const START_RETRIES = 3;
+
+/**
+ * The fence of a first start attempt. Every execution begins in fence epoch 0, so a start
+ * needs no fence write of its own; a takeover always acquires a larger one (adr/0003).
+ */
+const BOOTSTRAP_FENCE = 0;
+
+export type Bootstrapped = 'exists' | { outcome: Promise<RunOutcome> };
+
+/** What the run lifecycle needs from its runtime. */
+export interface RunLifecycleDeps {
+  stores: Stores;
+  registry: WorkflowRegistry;
+  codec: Codec;
+  clock: () => number;
+  maxPayloadBytes: number;
+  /** Events between snapshots; 0 turns snapshots off. */
+  snapshotEvery: number;
+  onError: (error: unknown, context: string) => void;
+  /** The tenant every store is scoped to, or undefined when none is (adr/0024). */
+  tenant: string | undefined;
+  /** The observers, or undefined when there are none (then nothing is recorded for them). */
+  observers: Observers | undefined;
+  /** Whether an enqueue writes `execution.pending` to the outbox with seq 0. */
+  outbox: boolean;
+  /** The execution leases, or undefined when they are off. */
+  leases: ExecutionLeases | undefined;
+  wakeTimers: WakeTimers;
+  queues: QueueRegistry;
+  /** What signals, children and cancellation need from the runtime. */
+  features: FeatureDeps;
+  /** The `RunFeatures` every run shares. */
+  runFeatures: RunFeatures;
+  /** True once the runtime's `close()` was called. */
+  closed(): boolean;
+  loadState(executionId: string): Promise<ExecutionState | null>;
+}
+
+/** Starts, takes over and runs the executions of one runtime; see the module comment. */
+export class RunLifecycle {
+  /** Runs in progress in this runtime, by execution, until their after-run work is done. */
+  readonly active = new Map<string, Promise<RunOutcome>>();
+  /** Runs whose body is in progress here, by execution (runs of one id may overlap). */
+  readonly bodies = new Map<string, Set<ExecutionRun>>();
+  private readonly stores: Stores;
+  private readonly registry: WorkflowRegistry;
+  private readonly codec: Codec;
+  private readonly clock: () => number;
+  private readonly maxPayloadBytes: number;
+  private readonly snapshotEvery: number;
+  private readonly onError: (error: unknown, context: string) => void;
+  private readonly tenant: string | undefined;
+  private readonly observers: Observers | undefined;
+  private readonly outbox: boolean;
+  private readonly leases: ExecutionLeases | undefined;
+  private readonly wakeTimers: WakeTimers;
+  private readonly queues: QueueRegistry;
+  private readonly features: FeatureDeps;
+  private readonly runFeatures: RunFeatures;
+  private readonly closed: () => boolean;
+  private readonly loadState: (executionId: string) => Promise<ExecutionState | null>;
+
+  constructor(deps: RunLifecycleDeps) {
+    this.stores = deps.stores;
+    this.registry = deps.registry;
+    this.codec = deps.codec;
+    this.clock = deps.clock;
+    this.maxPayloadBytes = deps.maxPayloadBytes;
+    this.snapshotEvery = deps.snapshotEvery;
+    this.onError = deps.onError;
+    this.tenant = deps.tenant;
+    this.observers = deps.observers;
+    this.outbox = deps.outbox;
+    this.leases = deps.leases;
+    this.wakeTimers = deps.wakeTimers;
+    this.queues = deps.queues;
+    this.features = deps.features;
+    this.runFeatures = deps.runFeatures;
+    this.closed = deps.closed;
+    this.loadState = deps.loadState;
+  }
+
+  /** `execute` of a parsed request (the maintenance's own takeovers come straight here). */
+  async execute(parsed: ExecuteRequest, options: ExecuteOptions): Promise<ExecutionState> {
+    // The common call passes no options: skip their parse on the hot path.
+    const { fence, startOnly } =
+      options.fence === undefined && options.startOnly === undefined
+        ? options
+        : parseWith(executeOptionsSchema, options, 'execute options', 'options');
+    // Without a fence, and with an input the workflow accepts, the caller usually starts a new
+    // execution: write seq 0 straight away and read only when it exists (one round trip
+    // fewer). Without an input (a supervisor's claim, a recovery) it continues one: fold it
+    // at once (a missing one folds to null). Otherwise (a dispatcher's attempt) it may start
+    // one: one indexed read first, and only existing ones are folded.
+    let current: ExecutionState | null = null;
+    if (fence === undefined && this.startsNew(parsed)) {
+      const definition = this.registry.get(parsed.workflow, parsed.version);
+      const begun = await this.bootstrapWithRetry(definition, parsed.executionId, parsed.input, true);
+      if (begun !== 'exists') return (await begun.outcome).state;
+      current = await this.loadState(parsed.executionId);
+      if (current === null) throw new ExecutionAlreadyExistsError(parsed.executionId, parsed.workflow);
+    } else if (parsed.input === undefined) {
+      current = await this.loadState(parsed.executionId);
+    } else {
+      const exists = (await this.stores.events.getExecution(parsed.executionId)) !== null;
+      current = exists ? await this.loadState(parsed.executionId) : null;
+    }
+    if (current === null) {
+      const definition = this.registry.get(parsed.workflow, parsed.version);
+      const begun = await this.bootstrapWithRetry(definition, parsed.executionId, parsed.input, true, fence);
+      // Another caller won seq 0 and owns the run: a superseded refusal, not ours to take over.
+      if (begun === 'exists') throw new ExecutionAlreadyExistsError(parsed.executionId, parsed.workflow);
+      return (await begun.outcome).state;
+    }
+    if (current.workflow !== parsed.workflow || startOnly === true) {
+      throw new ExecutionAlreadyExistsError(parsed.executionId, current.workflow);
+    }
+    return this.continueExecution(current, fence);
+  }
+
+  /** Whether `request` names a registered workflow and carries an input it accepts. */
+  private startsNew(request: ExecuteRequest): boolean {
+    if (!this.registry.has(request.workflow, request.version)) return false;
+    return this.registry.get(request.workflow, request.version).input.safeParse(request.input).success;
+  }
+
+  /**
+   * Bootstrap, first at the bootstrap fence 0 (no extra write), and again with a freshly
+   * acquired fence when a holder that never wrote seq 0 fenced the start out.
+   */
+  async bootstrapWithRetry(
+    definition: AnyWorkflow,
+    executionId: string,
+    input: unknown,
+    run: boolean,
+    given?: number,
+    parentId?: string,
+  ): Promise<Bootstrapped> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const fence =
+          given ?? (attempt === 1 ? BOOTSTRAP_FENCE : await this.stores.events.acquireFence(executionId));
+        return await this.bootstrap(definition, executionId, input, run, fence, parentId);
+      } catch (error) {
+        // A caller's fence is the caller's to retry (a dispatcher allocates a new one).
+        if (!(error instanceof StartFencedOutError) || attempt >= START_RETRIES || given !== undefined)
+          throw error;
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * attempt));
+      }
+    }
+  }
+
+  /**
+   * Write seq 0 (validating everything first, L7) and, when `run`, run the body. Resolves
+   * once seq 0 is durable with the run's outcome, or 'exists' when another start of the
+   * same workflow won seq 0. Seq 0 shares its append with whatever the body records before
+   * its first step runs (a workflow without steps commits once).
+   */
+  private async bootstrap(
+    definition: AnyWorkflow,
+    executionId: string,
+    rawInput: unknown,
+    run: boolean,
+    fence: number,
+    parentId?: string,
+  ): Promise<Bootstrapped> {
+    const input = parseWith(definition.input, rawInput, `input of workflow "${definition.name}"`, 'input');
+    if (this.tenant === undefined && crossesTenant(executionId, parentId))
+      await assertUnscopedMayCreate(this.stores.events, executionId, parentId);
+    const started: StartedPayload = { workflow: definition.name, version: definition.version, input };
+    if (parentId !== undefined) started.parentId = parentId;
+    // Encodes and checks the size (L7): an input the log cannot hold throws here, nothing written.
+    const writer = this.writer(executionId, definition.name, fence, 0, null);
+    writer.record('EXECUTION_STARTED', started, `input of workflow "${definition.name}"`);
+    if (!run && this.outbox) writer.attachOutbox(this.pendingMessage(executionId, definition));
+    const outcome = run ? this.launch(definition, writer) : writer.flush().then(() => undefined);
+    try {
+      await Promise.race([writer.firstAppend, outcome]);
+    } catch (error) {
+      if (error instanceof ExecutionAlreadyExistsError) {
+        const existing = await this.stores.events.getExecution(executionId);
+        if (existing?.workflow === definition.name) return 'exists';
+        throw new ExecutionAlreadyExistsError(executionId, existing?.workflow, { cause: error });
+      }
+      throw error;
+    }
+    return { outcome: outcome as Promise<RunOutcome> };
+  }
+
+  async continueExecution(current: ExecutionState, given?: number): Promise<ExecutionState> {
+    if (isTerminalStatus(current.status)) return current;
+    if (current.status === 'suspended' && !this.isDue(current)) return current;
+    // Pinned to a version this node does not run: left as it is for a node that does (nothing written).
+    if (!this.registry.has(current.workflow, current.version))
+      throw new UnknownWorkflowError(
+        current.workflow,
+        current.version,
+        this.registry.names(),
+        current.executionId,
+      );
+    const definition = this.registry.get(current.workflow, current.version);
+    const resumed = current.status === 'suspended';
+    // A resume takes no new fence (adr/0016); a takeover of pending or running work does.
+    const fence =
+      given ??
+      (resumed
+        ? await resumeFence(this.stores.events, current)
+        : await this.stores.events.acquireFence(current.executionId));
+    const takeoverSeq = current.sequence + 1; // the run's writer folds into `current` from here on
+    const writer = this.writer(current.executionId, current.workflow, fence, takeoverSeq, current);
+    writer.record(
+      resumed ? 'EXECUTION_RESUMED' : 'EXECUTION_RECOVERED',
+      {
+        reason: resumed ? 'a timer is due' : `taken over from status ${current.status}`,
+        fence,
+        ...(current.status === 'pending' ? { claimed: true } : {}),
+      },
+      'takeover',
+    );
+    try {
+      return (await this.launch(definition, writer)).state;
+    } catch (error) {
+      // Another node resumed it first: nothing was written here; report where it stands.
+      if (resumed && lostResumeRace(error, takeoverSeq))
+        return (await this.loadState(current.executionId)) ?? current;
+      throw error;
+    }
+  }
+
+  private isDue(state: ExecutionState): boolean {
+    const now = this.clock();
+    return state.timers.some((timer) => timer.dueAt <= now);
+  }
+
+  /** Take `current` over under `fence`: record `events` first, then replay and run it in the background. */
+  takeOver(
+    current: ExecutionState,
+    fence: number,
+    events: readonly TakeoverEvent[],
+  ): { outcome: Promise<RunOutcome>; firstAppend: Promise<void> } {
+    const definition = this.registry.get(current.workflow, current.version);
+    const writer = this.writer(current.executionId, current.workflow, fence, current.sequence + 1, current);
+    for (const event of events) writer.record(event.type, event.payload, 'takeover');
+    // Durable at once, so nothing that reads the log meanwhile still sees it suspended.
+    writer.flush().catch(() => undefined); // the same failure reaches the run's next flush
+    return { outcome: this.launch(definition, writer), firstAppend: writer.firstAppend };
+  }
+
+  private bodyEnded(executionId: string, run: ExecutionRun): void {
+    const runs = this.bodies.get(executionId);
+    runs?.delete(run);
+    if (runs?.size === 0) this.bodies.delete(executionId);
+  }
+
+  /** Run the body in the background; track it so `result()` and `close()` can wait for it. */
+  private launch(definition: AnyWorkflow, writer: LogWriter): Promise<RunOutcome> {
+    const run = new ExecutionRun(
+      {
+        clock: this.clock,
+        scheduleTimers: (timers) => this.scheduleTimers(timers),
+        features: this.runFeatures,
+      },
+      definition,
+      writer,
+    );
+    const executionId = run.executionId;
+    const releaseLease = this.leases?.hold(executionId, writer.fence, writer.firstAppend);
+    // Counted while the body runs (not during afterRun): a wake-up skips such a run, which
+    // reads the inbox itself or re-checks after suspending (resume-on-arrival.ts).
+    const runs = this.bodies.get(executionId) ?? new Set<ExecutionRun>();
+    runs.add(run);
+    this.bodies.set(executionId, runs);
+    const ran = run.run().then(
+      async (result) => {
+        this.bodyEnded(executionId, run);
+        await this.afterRun(executionId, run, result);
+        if (hasFeatureWork(definition, run, result))
+          await afterFeatureRun(this.features, definition, run, result);
+        return result;
+      },
+      (error: unknown) => {
+        this.bodyEnded(executionId, run);
+        throw error;
+      },
+    );
+    const outcome = releaseLease === undefined ? ran : ran.finally(releaseLease);
+    this.active.set(executionId, outcome);
+    const forget = () => {
+      if (this.active.get(executionId) === outcome) this.active.delete(executionId);
+    };
+    outcome.then(forget, forget);
+    return outcome;
+  }
+
+  private async afterRun(executionId: string, run: ExecutionRun, outcome: RunOutcome): Promise<void> {
+    // An execution of a queue leaves it at its end, whichever node ran it (its deduplicationId is free).
+    if (outcome.kind === 'terminal' && this.stores.queues !== undefined && this.queues.all().length > 0)
+      await this.stores.queues.finish(executionId);
+    await Promise.all(run.firedTimers.map((timerId) => this.stores.timers.complete(timerId)));
+    // A crash between TIMER_FIRED and deleting its row leaves the row behind; an execution
+    // that ever used a timer clears every row of its own once it is terminal.
+    if (outcome.kind === 'terminal' && outcome.state.calls.some((call) => call?.timerId !== undefined)) {
+      const rows = await this.stores.timers.forExecution(executionId);
+      await Promise.all(rows.map((row) => this.stores.timers.complete(row.timerId)));
+    }
+    if (outcome.kind === 'suspended' && outcome.wakeAt !== undefined && !this.closed()) {
+      this.wakeTimers.set(executionId, outcome.wakeAt);
+    }
+  }
+
+  private async scheduleTimers(timers: Timer[]): Promise<void> {
+    await Promise.all(timers.map((timer) => this.stores.timers.schedule(timer)));
+  }
+
+  private writer(
+    executionId: string,
+    workflow: string,
+    fence: number,
+    nextSeq: number,
+    state: ExecutionState | null,
+  ): LogWriter {
+    const every = this.snapshotEvery;
+    return new LogWriter(
+      {
+        events: this.stores.events,
+        executionId,
+        workflow,
+        fence,
+        nextSeq,
+        maxPayloadBytes: this.maxPayloadBytes,
+        clock: this.clock,
+        codec: this.codec,
+        onDurable:
+          every > 0
+            ? (durable, fromSeq) => saveSnapshot(this.stores.snapshots, durable, fromSeq, every, this.onError)
+            : undefined,
+        onAppended: this.observers === undefined ? undefined : this.observers.appended.bind(this.observers),
+      },
+      state,
+    );
+  }
+
+  /** The `execution.pending` message of an enqueue, written with its seq 0 (O1). */
+  private pendingMessage(executionId: string, definition: AnyWorkflow): OutboxMessage {
+    const payload: ExecutionPendingPayload = {
+      executionId,
+      workflow: definition.name,
+      version: definition.version,
+    };
+    const now = this.clock();
+    return {
+      id: newId(),
+      topic: EXECUTION_PENDING_TOPIC,
+      key: executionId,
+      payload: JSON.stringify(payload),
+      createdAt: now,
+    };
+  }
+}

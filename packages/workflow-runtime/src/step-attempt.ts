@@ -1,0 +1,209 @@
+/**
+ * `ctx.step`: the step's recorded outcome on replay, or an attempt now. An attempt makes
+ * `STEP_STARTED` durable before the function runs, then records its output, or its failure
+ * with a retry timer while the policy allows another attempt (a spent budget, or an error
+ * that no retry can fix, fails the step). It reaches its run only through `StepRun`.
+ */
+
+import type { StepInfo, StepOptions } from './context-api.js';
+import { optionalPositiveMs } from './durations.js';
+import {
+  NonDeterminismError,
+  NonRetryableError,
+  PayloadTooLargeError,
+  SerializationError,
+  StepFailedError,
+  StepTimeoutError,
+} from './errors.js';
+import type { CallKind, EventType } from './events.js';
+import type { CallRecord, ExecutionState } from './fold.js';
+import { newId } from './ids.js';
+import type { LogWriter } from './log-writer.js';
+import { recordableError, shrunkError } from './recordable-error.js';
+import { checkedRetryPolicy, resolveRetryPolicy, retryDelay } from './retry.js';
+
+/** The run as a step call sees it. */
+export interface StepRun {
+  readonly executionId: string;
+  readonly writer: LogWriter;
+  clock(): number;
+  /** The abort controllers of the step functions running now (their `StepInfo.signal`). */
+  readonly running: Set<AbortController>;
+  /** Take the next position (throws NonDeterminismError, or CancelledError when cancelled). */
+  next(kind: CallKind, name: string): { position: number; record: CallRecord | undefined };
+  /** Wait forever; the run suspends once every branch waits. */
+  block(wakeAt: number | undefined, timerId: string | undefined): Promise<never>;
+  /** Record that a timer fired (`TIMER_FIRED`); its row is deleted after the run. */
+  fireTimer(timerId: string | undefined, position: number): void;
+  /** One piece of work more in flight: the run does not suspend meanwhile. */
+  enterFlight(): void;
+  /** One piece of work less in flight; with none left, the run may suspend if every branch waits. */
+  leaveFlight(): void;
+  /** Throw when the run ended or can no longer write. */
+  assertUsable(): void;
+}
+
+/** See the module comment. */
+export async function runStep<T>(
+  run: StepRun,
+  name: string,
+  fn: (info: StepInfo) => T | Promise<T>,
+  given: StepOptions,
+): Promise<T> {
+  const options = stepOptions(name, given);
+  const { position, record } = run.next('step', name);
+  if (record?.status === 'completed') return record.output as T;
+  if (record?.status === 'failed') {
+    throw new StepFailedError(run.executionId, name, record.attempts, { cause: record.error });
+  }
+  if (record?.status === 'retrying' && record.wakeAt !== undefined) {
+    if (record.wakeAt > run.clock()) return run.block(record.wakeAt, record.timerId);
+    run.fireTimer(record.timerId, position);
+  }
+  const rerun = record?.status === 'started';
+  return attemptStep(run, position, name, fn, options, (record?.failures ?? 0) + 1, rerun);
+}
+
+async function attemptStep<T>(
+  run: StepRun,
+  position: number,
+  name: string,
+  fn: (info: StepInfo) => T | Promise<T>,
+  options: StepOptions,
+  attempt: number,
+  rerun = false,
+): Promise<T> {
+  let retry: { wakeAt: number; timerId: string };
+  run.enterFlight();
+  try {
+    run.writer.record('STEP_STARTED', { position, name, attempt }, `start of step "${name}"`);
+    await run.writer.flush();
+    // The body may have returned meanwhile (this step lost a race): do not start the function.
+    run.assertUsable();
+    try {
+      const output = await invoke(run, name, fn, options.timeoutMs, attempt, rerun);
+      run.assertUsable();
+      const state = run.writer.record(
+        'STEP_COMPLETED',
+        { position, name, kind: 'step', output, attempt },
+        `output of step "${name}"`,
+      );
+      // The output as the log holds it, as a replay returns it (adr/0020).
+      return state.calls[position]?.output as T;
+    } catch (error) {
+      run.assertUsable();
+      retry = stepFailed(run, position, name, options, attempt, error);
+    }
+  } finally {
+    run.leaveFlight();
+  }
+  // Out of flight before blocking, so the execution can suspend while it waits.
+  return run.block(retry.wakeAt, retry.timerId);
+}
+
+async function invoke<T>(
+  run: StepRun,
+  name: string,
+  fn: (info: StepInfo) => T | Promise<T>,
+  timeoutMs: number | undefined,
+  attempt: number,
+  rerun: boolean,
+): Promise<T> {
+  const controller = new AbortController();
+  const info: StepInfo = { attempt, rerun, signal: controller.signal, executionId: run.executionId };
+  run.running.add(controller);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    if (timeoutMs === undefined) return await fn(info);
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        const error = new StepTimeoutError(name, timeoutMs);
+        controller.abort(error);
+        reject(error);
+      }, timeoutMs);
+    });
+    return await Promise.race([(async () => fn(info))(), timeout]);
+  } finally {
+    clearTimeout(timer);
+    run.running.delete(controller);
+  }
+}
+
+/** Record a failed attempt; throw StepFailedError when the budget is spent, else return when to retry. */
+function stepFailed(
+  run: StepRun,
+  position: number,
+  name: string,
+  options: StepOptions,
+  attempt: number,
+  error: unknown,
+): { wakeAt: number; timerId: string } {
+  const policy = resolveRetryPolicy(options.retry);
+  const where = `error of step "${name}"`;
+  if (isUnretryable(error) || attempt >= policy.maxAttempts) {
+    const state = recordFailure(run.writer, 'STEP_FAILED', error, where, (recorded) => ({
+      position,
+      name,
+      attempt,
+      error: recorded,
+    }));
+    // The cause as the log holds it, as a replay throws it (adr/0020).
+    throw new StepFailedError(run.executionId, name, attempt, { cause: state.calls[position]?.error });
+  }
+  const retryAt = run.clock() + retryDelay(policy, attempt, `${run.executionId}#${position}`);
+  const timerId = newId();
+  recordFailure(run.writer, 'STEP_FAILED', error, where, (recorded) => ({
+    position,
+    name,
+    attempt,
+    error: recorded,
+    retryAt,
+    timerId,
+  }));
+  return { wakeAt: retryAt, timerId };
+}
+
+/**
+ * Record a failure with `error` as the log can hold it; an error over the payload limit is
+ * recorded cut down, so that a failure is always recorded.
+ */
+export function recordFailure(
+  writer: LogWriter,
+  type: EventType,
+  error: unknown,
+  where: string,
+  payload: (recorded: unknown) => object,
+): ExecutionState {
+  const recorded = recordableError(error);
+  try {
+    return writer.record(type, payload(recorded), where);
+  } catch (refused) {
+    if (!(refused instanceof PayloadTooLargeError)) throw refused;
+    return writer.record(type, payload(shrunkError(recorded, refused.limit)), where);
+  }
+}
+
+/** A step's options checked at the call: durations whole ms (adr/0032), a valid retry policy. */
+function stepOptions(name: string, options: StepOptions): StepOptions {
+  const where = `ctx.step("${name}") options`;
+  const timeoutMs = optionalPositiveMs(options.timeoutMs, where, 'timeoutMs');
+  const retry = options.retry === undefined ? undefined : checkedRetryPolicy(options.retry, where);
+  return {
+    ...(timeoutMs === undefined ? {} : { timeoutMs }),
+    ...(retry === undefined ? {} : { retry }),
+  };
+}
+
+function isUnretryable(error: unknown): boolean {
+  try {
+    return (
+      error instanceof NonRetryableError ||
+      error instanceof SerializationError ||
+      error instanceof PayloadTooLargeError ||
+      error instanceof NonDeterminismError
+    );
+  } catch {
+    // A revoked proxy has no prototype to test: it is no error of these, so the policy decides.
+    return false;
+  }
+}
