@@ -98,6 +98,15 @@ export class PostgresQueueStore implements QueueStore {
     return (result.rowCount ?? 0) === 1;
   }
 
+  async requeue(executionId: string, availableAt: number): Promise<QueueItemState | null> {
+    if (hasNul(executionId)) return null;
+    const { rows } = await this.db.query<{ state: QueueItemState | null }>(
+      'queues.requeue',
+      requeueSuspended(executionId, availableAt),
+    );
+    return rows[0]?.state ?? null;
+  }
+
   async finish(executionId: string): Promise<void> {
     if (hasNul(executionId)) return;
     await this.db.query('queues.finish', {
@@ -298,6 +307,19 @@ function renewSlots(owner: string, ids: string[], ttlMs: number, now: number): Q
       'UPDATE skein_queue_items SET expires_at = $3 WHERE execution_id = ANY($1::text[]) AND owner = $2 ' +
       `AND state = 'running' AND expires_at > $4 RETURNING execution_id AS "executionId"`,
     values: [ids, owner, now + ttlMs, now],
+  };
+}
+
+/** A suspended item becomes queued; the item's state after it (the CTE's outer read sees the row as it was). */
+function requeueSuspended(executionId: string, availableAt: number): Query {
+  return {
+    name: 'skein_queue_requeue',
+    text:
+      "WITH moved AS (UPDATE skein_queue_items SET state = 'queued', available_at = $2 " +
+      "WHERE execution_id = $1 AND state = 'suspended' RETURNING state) " +
+      'SELECT coalesce((SELECT state FROM moved), ' +
+      '(SELECT state FROM skein_queue_items WHERE execution_id = $1)) AS state',
+    values: [executionId, availableAt],
   };
 }
 

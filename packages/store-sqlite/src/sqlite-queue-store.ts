@@ -80,6 +80,11 @@ export class SqliteQueueStore implements QueueStore {
     return this.statements.release.run(to.state, availableAt, executionId, owner).changes === 1;
   }
 
+  async requeue(executionId: string, availableAt: number): Promise<QueueItemState | null> {
+    if (this.statements.requeue.run(availableAt, executionId).changes === 1) return 'queued';
+    return this.statements.stateOf.get(executionId)?.state ?? null;
+  }
+
   async finish(executionId: string): Promise<void> {
     this.statements.finish.run(executionId);
   }
@@ -242,6 +247,14 @@ function prepare(db: Db) {
     release: db.prepare<[string, number | null, string, string]>(
       'UPDATE skein_queue_items SET state = ?, available_at = coalesce(?, available_at), owner = NULL, ' +
         "expires_at = NULL WHERE execution_id = ? AND owner = ? AND state = 'running'",
+    ),
+    /** A suspended item due to resume waits for a slot again (available at, id). */
+    requeue: db.prepare<[number, string]>(
+      "UPDATE skein_queue_items SET state = 'queued', available_at = ? WHERE execution_id = ? " +
+        "AND state = 'suspended'",
+    ),
+    stateOf: db.prepare<[string], { state: QueueItemState }>(
+      'SELECT state FROM skein_queue_items WHERE execution_id = ?',
     ),
     finish: db.prepare<[string]>('DELETE FROM skein_queue_items WHERE execution_id = ?'),
     admitting: db.prepare<[string], { executionId: string }>(

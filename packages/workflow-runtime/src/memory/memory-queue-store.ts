@@ -5,6 +5,7 @@ import type {
   QueueEnqueueResult,
   QueueEntry,
   QueueItem,
+  QueueItemState,
   QueueStore,
 } from '../queues/queue-spi.js';
 
@@ -88,6 +89,16 @@ export class MemoryQueueStore implements QueueStore {
     delete entry.owner;
     delete entry.expiresAt;
     return true;
+  }
+
+  async requeue(executionId: string, availableAt: number): Promise<QueueItemState | null> {
+    const entry = this.items.get(executionId);
+    if (entry === undefined) return null;
+    if (entry.state === 'suspended') {
+      entry.state = 'queued';
+      entry.availableAt = availableAt;
+    }
+    return entry.state;
   }
 
   async finish(executionId: string): Promise<void> {

@@ -99,6 +99,14 @@ export interface QueueStore {
     owner: string,
     to: { state: 'suspended' } | { state: 'queued'; availableAt: number },
   ): Promise<boolean>;
+  /**
+   * The suspended execution is due to resume (a timer fell due, a signal or child it waits for
+   * arrived): a `suspended` item becomes `queued`, claimable from `availableAt`, so the resumed
+   * run waits for a slot like a new one. Returns the item's state after the call (`queued` when
+   * it was suspended; a queued or running item is left as it is), or null when the execution
+   * has no item.
+   */
+  requeue(executionId: string, availableAt: number): Promise<QueueItemState | null>;
   /** The execution ended: delete its item (its `deduplicationId` is free again). */
   finish(executionId: string): Promise<void>;
   /** Of `executionIds`, those whose item is `queued` or `running`: the queue admits and recovers them. */
