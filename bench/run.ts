@@ -4,11 +4,12 @@
  * tables; results go to bench/results/*.json. `pnpm bench:smoke` runs tiny counts only, to
  * prove the bench works. `--only a,b` runs the suites (and, in `peers` and `counts`, the
  * engines) tagged with any of the names, e.g. `--only sqlite`, `--only postgres`,
- * `--only peers`, `--only memory`, `--only sandbox`, `--only build`, `--only outbox`
+ * `--only peers`, `--only memory`, `--only sandbox`, `--only build`, `--only queues`, `--only outbox`
  * (RabbitMQ at SKEIN_AMQP_URL; skipped loudly without it, a failure under CI=true).
  * PostgreSQL is at SKEIN_PG_URL (default: the local server); without it the PostgreSQL parts
  * are skipped loudly, except under CI=true, where that is a failure.
  */
+import { loadavg } from 'node:os';
 import { dbos } from './engines/dbos.js';
 import type { EngineSpec } from './engines/engine.js';
 import { rawPostgres } from './engines/raw-postgres.js';
@@ -32,6 +33,7 @@ import {
   postgresUnreachable,
 } from './scenarios/postgres-core.js';
 import { postgresCpu } from './scenarios/postgres-cpu.js';
+import { queueFullSizes, queueSmokeSizes, queues } from './scenarios/queues.js';
 import { sandbox, sandboxFullSizes, sandboxSmokeSizes } from './scenarios/sandbox.js';
 import { fullSizes, smokeSizes, sqliteCore } from './scenarios/sqlite-core.js';
 import { listFullSizes, listSmokeSizes, sqliteList } from './scenarios/sqlite-list.js';
@@ -98,6 +100,12 @@ if (picked(['postgres-core', 'postgres', 'core'])) {
     rows.push(...(await postgresCpu(smoke ? 200 : 5000, PG_URL)));
     report(`postgres-core${suffix}`, rows, { smoke, url: safeUrl, mode });
   } else skipped('postgres-core');
+}
+if (picked(['queues', 'postgres'])) {
+  if (pgUp) {
+    const rows = await queues(smoke ? queueSmokeSizes : queueFullSizes);
+    report(`queues${suffix}`, rows, { smoke, url: safeUrl, mode, load: loadavg() });
+  } else skipped('queues');
 }
 
 /** Restate, when its server binary is installed (it ships in its npm package); loudly skipped otherwise, a failure under CI=true. */
