@@ -240,7 +240,7 @@ export function queueStoreSuite({ name, open }: QueueStoreSuiteOptions): void {
         await queues.release('i-0', 'a', { state: 'suspended' });
         expect(await claimOf(queues, 'a', 0, { concurrency: 1 })).toEqual(['i-1']);
         // The resumed item keeps its place (first-enqueued first) but waits for the slot i-1 holds.
-        expect(await queues.requeue('i-0', 50)).toBe('queued');
+        expect(await queues.requeue('i-0', 50)).toMatchObject({ state: 'queued', availableAt: 50 });
         expect(await queues.get('i-0')).toMatchObject({ state: 'queued', availableAt: 50 });
         expect(await queues.admitting(['i-0'])).toEqual(['i-0']);
         expect(await claimOf(queues, 'b', 60, { concurrency: 1 })).toEqual([]);
@@ -249,10 +249,10 @@ export function queueStoreSuite({ name, open }: QueueStoreSuiteOptions): void {
         await queues.finish('i-2');
         expect(await claimOf(queues, 'b', 60, { concurrency: 1 })).toEqual(['i-0']);
         // A running item and a queued one are left alone; an execution without an item has none.
-        expect(await queues.requeue('i-0', 500)).toBe('running');
+        expect(await queues.requeue('i-0', 500)).toMatchObject({ state: 'running', owner: 'b' });
         expect(await queues.get('i-0')).toMatchObject({ state: 'running', owner: 'b' });
         await queues.release('i-0', 'b', { state: 'queued', availableAt: 70 });
-        expect(await queues.requeue('i-0', 500)).toBe('queued');
+        expect(await queues.requeue('i-0', 500)).toMatchObject({ state: 'queued', availableAt: 70 });
         expect(await queues.get('i-0')).toMatchObject({ availableAt: 70 });
         expect(await queues.requeue('nope', 0)).toBeNull();
       }));

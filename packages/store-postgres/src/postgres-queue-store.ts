@@ -98,13 +98,11 @@ export class PostgresQueueStore implements QueueStore {
     return (result.rowCount ?? 0) === 1;
   }
 
-  async requeue(executionId: string, availableAt: number): Promise<QueueItemState | null> {
+  async requeue(executionId: string, availableAt: number): Promise<QueueEntry | null> {
     if (hasNul(executionId)) return null;
-    const { rows } = await this.db.query<{ state: QueueItemState | null }>(
-      'queues.requeue',
-      requeueSuspended(executionId, availableAt),
-    );
-    return rows[0]?.state ?? null;
+    const row = (await this.db.query<ItemRow>('queues.requeue', requeueSuspended(executionId, availableAt)))
+      .rows[0];
+    return row === undefined ? null : toEntry(row);
   }
 
   async finish(executionId: string): Promise<void> {
@@ -310,15 +308,18 @@ function renewSlots(owner: string, ids: string[], ttlMs: number, now: number): Q
   };
 }
 
-/** A suspended item becomes queued; the item's state after it (the CTE's outer read sees the row as it was). */
+/**
+ * A suspended item becomes queued; returns the item after it: the moved row, or else the row as
+ * it is (the outer read of a data-modifying CTE sees the rows as they were before it).
+ */
 function requeueSuspended(executionId: string, availableAt: number): Query {
   return {
     name: 'skein_queue_requeue',
     text:
       "WITH moved AS (UPDATE skein_queue_items SET state = 'queued', available_at = $2 " +
-      "WHERE execution_id = $1 AND state = 'suspended' RETURNING state) " +
-      'SELECT coalesce((SELECT state FROM moved), ' +
-      '(SELECT state FROM skein_queue_items WHERE execution_id = $1)) AS state',
+      `WHERE execution_id = $1 AND state = 'suspended' RETURNING ${COLUMNS}) ` +
+      `SELECT * FROM moved UNION ALL SELECT ${COLUMNS} FROM skein_queue_items ` +
+      'WHERE execution_id = $1 AND NOT EXISTS (SELECT 1 FROM moved)',
     values: [executionId, availableAt],
   };
 }

@@ -80,9 +80,10 @@ export class SqliteQueueStore implements QueueStore {
     return this.statements.release.run(to.state, availableAt, executionId, owner).changes === 1;
   }
 
-  async requeue(executionId: string, availableAt: number): Promise<QueueItemState | null> {
-    if (this.statements.requeue.run(availableAt, executionId).changes === 1) return 'queued';
-    return this.statements.stateOf.get(executionId)?.state ?? null;
+  async requeue(executionId: string, availableAt: number): Promise<QueueEntry | null> {
+    this.statements.requeue.run(availableAt, executionId);
+    const row = this.statements.byId.get(executionId);
+    return row === undefined ? null : toEntry(row);
   }
 
   async finish(executionId: string): Promise<void> {
@@ -252,9 +253,6 @@ function prepare(db: Db) {
     requeue: db.prepare<[number, string]>(
       "UPDATE skein_queue_items SET state = 'queued', available_at = ? WHERE execution_id = ? " +
         "AND state = 'suspended'",
-    ),
-    stateOf: db.prepare<[string], { state: QueueItemState }>(
-      'SELECT state FROM skein_queue_items WHERE execution_id = ?',
     ),
     finish: db.prepare<[string]>('DELETE FROM skein_queue_items WHERE execution_id = ?'),
     admitting: db.prepare<[string], { executionId: string }>(

@@ -5,7 +5,6 @@ import type {
   QueueEnqueueResult,
   QueueEntry,
   QueueItem,
-  QueueItemState,
   QueueStore,
 } from '../queues/queue-spi.js';
 
@@ -91,14 +90,14 @@ export class MemoryQueueStore implements QueueStore {
     return true;
   }
 
-  async requeue(executionId: string, availableAt: number): Promise<QueueItemState | null> {
+  async requeue(executionId: string, availableAt: number): Promise<QueueEntry | null> {
     const entry = this.items.get(executionId);
     if (entry === undefined) return null;
     if (entry.state === 'suspended') {
       entry.state = 'queued';
       entry.availableAt = availableAt;
     }
-    return entry.state;
+    return { ...entry };
   }
 
   async finish(executionId: string): Promise<void> {

@@ -102,11 +102,10 @@ export interface QueueStore {
   /**
    * The suspended execution is due to resume (a timer fell due, a signal or child it waits for
    * arrived): a `suspended` item becomes `queued`, claimable from `availableAt`, so the resumed
-   * run waits for a slot like a new one. Returns the item's state after the call (`queued` when
-   * it was suspended; a queued or running item is left as it is), or null when the execution
-   * has no item.
+   * run waits for a slot like a new one. Returns the item after the call (`queued` when it was
+   * suspended; a queued or running item is left as it is), or null when the execution has none.
    */
-  requeue(executionId: string, availableAt: number): Promise<QueueItemState | null>;
+  requeue(executionId: string, availableAt: number): Promise<QueueEntry | null>;
   /** The execution ended: delete its item (its `deduplicationId` is free again). */
   finish(executionId: string): Promise<void>;
   /** Of `executionIds`, those whose item is `queued` or `running`: the queue admits and recovers them. */
