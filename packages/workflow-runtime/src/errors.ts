@@ -37,6 +37,7 @@ export const ErrorCodes = {
   InvalidErrorClass: 'INVALID_ERROR_CLASS',
   ExecutionInputMismatch: 'EXECUTION_INPUT_MISMATCH',
   UnknownQueue: 'UNKNOWN_QUEUE',
+  UnknownDestination: 'UNKNOWN_DESTINATION',
   UnknownSchedule: 'UNKNOWN_SCHEDULE',
 } as const;
 
@@ -292,6 +293,20 @@ export class UnknownQueueError extends SkeinError {
     super(
       ErrorCodes.UnknownQueue,
       `queue "${queue}" is not registered (registered: ${registered.length === 0 ? 'none' : registered.join(', ')})`,
+    );
+  }
+}
+
+/** A share read for a destination that no running step of this runtime declared (adr/0057). */
+export class UnknownDestinationError extends SkeinError {
+  constructor(
+    readonly destination: string,
+    /** The destinations that running steps declared. */
+    readonly running: readonly string[],
+  ) {
+    super(
+      ErrorCodes.UnknownDestination,
+      `destination "${destination}" has no share: no running step declared it (running: ${running.length === 0 ? 'none' : running.join(', ')})`,
     );
   }
 }
@@ -575,6 +590,7 @@ export const ErrorClassesByCode: { readonly [C in ErrorCode]: ErrorClass } = {
   [ErrorCodes.TenantScope]: TenantScopeError,
   [ErrorCodes.ExecutionInputMismatch]: ExecutionInputMismatchError,
   [ErrorCodes.UnknownQueue]: UnknownQueueError,
+  [ErrorCodes.UnknownDestination]: UnknownDestinationError,
   [ErrorCodes.UnknownSchedule]: UnknownScheduleError,
 };
 

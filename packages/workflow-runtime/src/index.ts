@@ -31,6 +31,11 @@ export type {
 export { decodeCursor, encodeCursor } from './cursor.js';
 export { type DeadLetterDeps, deadLetterExecution } from './dead-letter.js';
 export {
+  type DestinationOptions,
+  DestinationShares,
+  type ShareHolder,
+} from './destination-shares.js';
+export {
   durationMs,
   durationMsSchema,
   instantSchema,
