@@ -21,8 +21,6 @@ export interface QueueClaimsDeps {
   inFlight(executionId: string): boolean;
   /** Run `work` in the background as the supervisor's work of `executionId`. */
   launch(executionId: string, phase: string, work: () => Promise<unknown>): void;
-  /** A slot was given back: claim again soon. */
-  freed(): void;
   onError(error: unknown, context: string): void;
 }
 
@@ -34,11 +32,62 @@ export class QueueClaims {
   /** Held slots: execution id → queue name. */
   private readonly held = new Map<string, string>();
   private renewal: ReturnType<typeof setInterval> | undefined;
+  /** Claims run one at a time (the tick's and those after a freed slot), so `room` is never counted twice. */
+  private claims: Promise<unknown> = Promise.resolve();
+  /** A claim after a freed slot is under way; `again`: another slot was freed meanwhile. */
+  private reclaiming = false;
+  private again = false;
+  private halted = false;
 
   constructor(private readonly deps: QueueClaimsDeps) {}
 
   /** Claim and run what every registered queue admits now; returns the ids started. */
-  async claim(): Promise<string[]> {
+  claim(): Promise<string[]> {
+    const next = this.claims.then(() => (this.halted ? [] : this.claimOnce()));
+    this.claims = next.catch(() => undefined);
+    return next;
+  }
+
+  /**
+   * A slot was given back: claim again at once, without waiting for the supervisor's next tick
+   * (whose walk over pending executions costs in proportion to the backlog). Slots freed while
+   * a claim is under way are claimed right after it.
+   */
+  private claimSoon(): void {
+    if (this.halted) return;
+    if (this.reclaiming) {
+      this.again = true;
+      return;
+    }
+    this.reclaiming = true;
+    void (async () => {
+      try {
+        do {
+          this.again = false;
+          await this.claim();
+        } while (this.again && !this.halted);
+      } catch (error) {
+        this.deps.onError(
+          error,
+          'claim of queue slots after a run gave one back (the next tick claims again)',
+        );
+      } finally {
+        this.reclaiming = false;
+      }
+    })();
+  }
+
+  /** Claim nothing more (the supervisor is stopping; its runs are settling). */
+  halt(): void {
+    this.halted = true;
+  }
+
+  /** Claim again (the supervisor started again). */
+  resume(): void {
+    this.halted = false;
+  }
+
+  private async claimOnce(): Promise<string[]> {
     const started: string[] = [];
     for (const queue of this.deps.runtime.queues.all()) {
       const room = (queue.limits.workerConcurrency ?? this.deps.concurrency) - this.holding(queue.name);
@@ -110,7 +159,7 @@ export class QueueClaims {
     } finally {
       this.held.delete(id);
       if (this.held.size === 0) this.stop();
-      this.deps.freed();
+      this.claimSoon();
     }
   }
 

@@ -162,7 +162,6 @@ export class Supervisor {
             clock: this.clock,
             inFlight: (id) => this.inFlight.has(id),
             launch: (id, phase, work) => this.launch(id, phase, work, false),
-            freed: () => this.tickSoon(),
             onError: this.onError,
           });
     this.transport = options.transport;
@@ -228,6 +227,7 @@ export class Supervisor {
   start(): void {
     if (this.loop !== undefined) return;
     this.stopping = false;
+    this.queueClaims?.resume();
     this.subscribed = this.listen();
     this.loop = this.run();
   }
@@ -243,6 +243,7 @@ export class Supervisor {
   /** Stop ticking, wait for the work in flight, and give up the leader lease. */
   async stop(): Promise<void> {
     this.stopping = true;
+    this.queueClaims?.halt();
     this.wakeLoop?.();
     for (const wake of this.slotWaiters.splice(0)) wake();
     await this.loop;
