@@ -163,6 +163,17 @@ export class QueueClaims {
     }
   }
 
+  /**
+   * A slot the renewal missed: lapsed, or given back meanwhile by its run (the item deleted at
+   * the end, or released as the run suspended)? Only a lapse is reported.
+   */
+  private async lapsed(executionId: string): Promise<boolean> {
+    const entry = await this.deps.queues.get(executionId);
+    if (entry === null || entry.state === 'suspended') return false;
+    const live = (entry.expiresAt ?? 0) > this.deps.clock();
+    return !(entry.state === 'running' && entry.owner === this.deps.owner && live);
+  }
+
   private async renew(): Promise<void> {
     const ids = [...this.held.keys()];
     if (ids.length === 0) return;
@@ -172,7 +183,8 @@ export class QueueClaims {
       );
       for (const id of ids) {
         const queue = this.held.get(id);
-        if (!renewed.has(id) && queue !== undefined)
+        if (renewed.has(id) || queue === undefined) continue;
+        if (await this.lapsed(id))
           this.deps.onError(new QueueSlotLapsedError(id, queue), 'queue slot renewal');
       }
     } catch (error) {

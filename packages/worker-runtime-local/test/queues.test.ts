@@ -177,6 +177,48 @@ describe('queues on one SQLite file', () => {
     expect(started!.recordedAt.getTime() - enqueuedAt).toBeGreaterThanOrEqual(300);
   });
 
+  it('a slot that lapses while its run goes on is reported to onError', async () => {
+    resetGauge();
+    const db = h.db();
+    const q = defineQueue({ name: 'q', concurrency: 2 });
+    // A short TTL: renewals every 100 ms while dozens of short runs end and give their slots back.
+    const runtime = h.runtime({ stores: db.stores, workflows, queues: [q], lease: { ttlMs: 300 } });
+    const errors: unknown[] = [];
+    const supervisor = new Supervisor({
+      runtime,
+      stores: db.stores,
+      tickIntervalMs: 20,
+      onError: (error) => errors.push(error),
+    });
+    const quick = [];
+    for (let i = 0; i < 40; i++)
+      quick.push(await runtime.enqueue(slow, { tag: `q${i}`, ms: 15 }, { queue: q }));
+    supervisor.start();
+    try {
+      await Promise.all(quick.map((handle) => handle.result()));
+      expect(errors.filter((error) => (error as Error).name === 'QueueSlotLapsedError')).toEqual([]);
+      // A run that outlives its slot (another owner took the lapsed slot meanwhile) is reported.
+      const stalled = await runtime.enqueue(slow, { tag: 'stalled', ms: 600 }, { queue: q });
+      await until(async () => (await db.stores.queues?.get(stalled.executionId))?.state === 'running');
+      await until(async () => {
+        const taken = await db.stores.queues?.claim({
+          queue: 'q',
+          owner: 'someone-else',
+          now: Date.now() + 10_000,
+          ttlMs: 60_000,
+          max: 1,
+          limits: {},
+          priority: false,
+        });
+        return (taken?.length ?? 0) > 0;
+      });
+      await until(() => errors.some((error) => (error as Error).name === 'QueueSlotLapsedError'));
+      await stalled.result();
+    } finally {
+      await supervisor.stop();
+    }
+  });
+
   it('L7: bad queue options or input are refused before anything is written', async () => {
     const db = h.db();
     const q = defineQueue({ name: 'q' });
