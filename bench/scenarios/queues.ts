@@ -3,15 +3,19 @@
  * workflows through a queue with a concurrency limit, run by 1 and by 2 Skein node processes
  * (a Supervisor each), against DBOS's `WorkflowQueue` with the same limit, in the same run and
  * in interleaved rounds (each round runs every engine once; the rows are medians over rounds).
- * The bench process enqueues (20 at a time) and waits for every result.
+ * The bench process enqueues (20 at a time) and waits for every result. Also the statements a
+ * queued execution costs, counted in one process (enqueue, claim, run, release), beside an
+ * `enqueue` with no queue.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { DBOS } from '@dbos-inc/dbos-sdk';
 import { openPostgresStores } from '@skein/store-postgres';
+import { Supervisor } from '@skein/worker-runtime-local';
 import { createRuntime } from '@skein/workflow-runtime';
 import pg from 'pg';
+import { countPgStatements, pgStatementsSent } from '../counting/pg-statements.js';
 import { expectResult } from '../engines/engine.js';
 import { createDatabase, dropDatabase } from '../engines/pg-admin.js';
 import { median, nowMs, throughput } from '../measure.js';
@@ -157,6 +161,50 @@ async function openDbos(pollMs: number) {
   };
 }
 
+/**
+ * Statements this process sends per execution: `count` executions enqueued (into the queue, or
+ * with no queue), then run by an in-process Supervisor until every one completed.
+ */
+async function statementsPerExecution(count: number, queued: boolean): Promise<number> {
+  countPgStatements();
+  const schema = `bench_queue_counts_${process.pid}_${queued ? 'q' : 'plain'}`;
+  const stores = await openPostgresStores({ url: PG_URL, schema, poolSize: 10 });
+  const runtime = createRuntime({
+    stores,
+    workflows: [queueWorkflow],
+    queues: [benchQueue],
+    lease: { ttlMs: 30_000 },
+  });
+  const supervisor = new Supervisor({
+    runtime,
+    stores,
+    tickIntervalMs: 1_000,
+    concurrency: 50,
+    wakeups: stores.wakeups,
+  });
+  const database = new URL(PG_URL).pathname.slice(1);
+  try {
+    const before = pgStatementsSent(database);
+    const handles = [];
+    for (let i = 0; i < count; i++)
+      handles.push(
+        await runtime.enqueue(
+          queueWorkflow,
+          { n: i },
+          queued ? { queue: benchQueue, executionId: `s-${i}` } : { executionId: `s-${i}` },
+        ),
+      );
+    supervisor.start();
+    for (const handle of handles) await handle.result();
+    return (pgStatementsSent(database) - before) / count;
+  } finally {
+    await supervisor.stop();
+    await runtime.close();
+    await stores.close();
+    await withSql((sql) => sql.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`));
+  }
+}
+
 /** The queue rows; see the file comment. */
 export async function queues(sizes: QueueSizes): Promise<Row[]> {
   const one: number[] = [];
@@ -172,6 +220,8 @@ export async function queues(sizes: QueueSizes): Promise<Row[]> {
   } finally {
     await dbos.close();
   }
+  const plain = await statementsPerExecution(sizes.executions, false);
+  const inQueue = await statementsPerExecution(sizes.executions, true);
   const baseline = { name: 'DBOS WorkflowQueue', value: median(peer) };
   const what = `${sizes.executions} 3-step workflows, queue concurrency ${QUEUE_CONCURRENCY}`;
   return [
@@ -195,6 +245,12 @@ export async function queues(sizes: QueueSizes): Promise<Row[]> {
       baseline,
       target: '>= 5x DBOS',
       met: median(two) >= 5 * median(peer),
+    },
+    {
+      metric: `statements per queued execution (enqueue to done, one process), ${sizes.executions} 3-step workflows`,
+      value: inQueue,
+      unit: 'statements',
+      baseline: { name: 'enqueue with no queue', value: plain },
     },
   ];
 }
