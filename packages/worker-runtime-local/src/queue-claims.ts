@@ -149,10 +149,11 @@ export class QueueClaims {
         version: item.version,
         input: runtime.codec.decode(item.input),
       });
-      if (state.status === 'suspended') await queues.release(id, owner, { state: 'suspended' });
-      else if (state.status === 'pending' || state.status === 'running')
+      // A run that suspended gave its slot back itself, before anything could resume it
+      // (adr/0056); releasing here could give back a slot this node took again meanwhile.
+      if (state.status === 'pending' || state.status === 'running')
         await queues.release(id, owner, { state: 'queued', availableAt: this.deps.clock() });
-      else await queues.finish(id);
+      else if (state.status !== 'suspended') await queues.finish(id);
     } catch (error) {
       await queues.release(id, owner, { state: 'queued', availableAt: this.deps.clock() + RETRY_AFTER_MS });
       throw error;

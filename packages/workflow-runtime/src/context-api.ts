@@ -19,6 +19,14 @@ export interface StepInfo {
    */
   signal: AbortSignal;
   executionId: string;
+  /** The destination the step declared (`StepOptions.destination`); undefined when none. */
+  destination?: string;
+  /**
+   * This attempt's share of the runtime's capacities for its destination, as it is now (read
+   * it when you need it: a lowered capacity or a new competitor changes it while the step runs);
+   * see docs/queues.md#destination-shares. Undefined when the step declared no destination.
+   */
+  share?: () => number;
 }
 
 /** Options of {@link WorkflowContext.step}. */
@@ -27,6 +35,11 @@ export interface StepOptions {
   retry?: RetryPolicy;
   /** An attempt that runs longer fails with `StepTimeoutError` (default: no limit). */
   timeoutMs?: number;
+  /**
+   * The external service the step calls (1 to 255 characters): while an attempt runs it
+   * holds a share of the runtime's `destinations` capacities, `StepInfo.share()` (default: none).
+   */
+  destination?: string;
 }
 
 /** Options of {@link WorkflowContext.waitForSignal}. */

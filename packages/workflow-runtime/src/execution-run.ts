@@ -17,6 +17,7 @@ import type {
   WorkflowContext,
 } from './context-api.js';
 import { Deliveries } from './deliveries.js';
+import type { DestinationShares } from './destination-shares.js';
 import { durationMs, instantSchema } from './durations.js';
 import { CancelledError, NonDeterminismError, PayloadTooLargeError } from './errors.js';
 import type { CallKind } from './events.js';
@@ -47,6 +48,8 @@ export interface RunHost {
   scheduleTimers(timers: Timer[]): Promise<void>;
   /** Signals, children and cancellation of children (without it those context calls throw). */
   features?: RunFeatures;
+  /** The shares of steps that declared a destination (without it, such a step has no share). */
+  destinations?: DestinationShares;
 }
 
 /** Runs a workflow body once against its log; see the module comment. */
@@ -90,6 +93,7 @@ export class ExecutionRun implements WorkflowContext {
       writer,
       clock: () => this.host.clock(),
       running: this.running,
+      destinations: this.host.destinations,
       next: (kind, name) => this.next(kind, name),
       block: (wakeAt, timerId) => this.block(wakeAt, timerId),
       fireTimer: (timerId, position) => this.fireTimer(timerId, position),

@@ -5,12 +5,11 @@
  */
 
 import { UnknownWorkflowError } from './errors.js';
-import { isTerminalStatus } from './events.js';
 import type { ExecutionRun, RunOutcome } from './execution-run.js';
 import type { ExecutionState } from './fold.js';
+import { arrived } from './queues/queued-resume.js';
 import { lostResumeRace, resumeFence } from './resume-fence.js';
 import type { FeatureDeps } from './signal-child-deps.js';
-import { hasUnconsumed } from './signal-wait.js';
 import type { AnyWorkflow } from './workflow.js';
 
 /** True when {@link afterFeatureRun} has anything to do (checked synchronously, off the hot path). */
@@ -65,22 +64,7 @@ export async function afterFeatureRun(
  * consumed) or for a child that has ended. Resolves true when this call resumed it.
  */
 export function resumeIfArrived(deps: FeatureDeps, executionId: string, reason: string): Promise<boolean> {
-  return resumeIfWaiting(
-    deps,
-    executionId,
-    async (state) => {
-      const awaiting = state.awaiting;
-      if (awaiting === undefined) return false;
-      if (
-        awaiting.signals.length > 0 &&
-        (await hasUnconsumed(deps.stores.signals, executionId, awaiting.signals, state.consumedSignals))
-      )
-        return true;
-      const children = await Promise.all(awaiting.children.map((id) => deps.stores.events.getExecution(id)));
-      return children.some((child) => child !== null && isTerminalStatus(child.status));
-    },
-    reason,
-  );
+  return resumeIfWaiting(deps, executionId, (state) => arrived(deps.stores, state), reason);
 }
 
 /**
@@ -136,6 +120,9 @@ async function resumeNow(
     deps.onError(missing, `wake-up of execution "${executionId}" (${reason})`);
     return false;
   }
+  // An execution of a queue resumes only where its slot is held; otherwise it waits in its
+  // queue, which admits it within the limits (adr/0056).
+  if (await deps.waitsForSlot(executionId)) return false;
   // No new fence: of nodes resuming at once, the sequence picks one (adr/0016).
   const fence = await resumeFence(deps.stores.events, current);
   const resumeSeq = current.sequence + 1; // the run folds into `current` from here on

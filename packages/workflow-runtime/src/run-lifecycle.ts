@@ -5,6 +5,7 @@
  * facade (`runtime.ts`) validates what callers pass and hands the runs to this module.
  */
 import type { Codec } from './codec.js';
+import type { DestinationShares } from './destination-shares.js';
 import { ExecutionAlreadyExistsError, StartFencedOutError, UnknownWorkflowError } from './errors.js';
 import { isTerminalStatus, type StartedPayload } from './events.js';
 import { ExecutionRun, type RunOutcome } from './execution-run.js';
@@ -16,6 +17,12 @@ import { LogWriter } from './log-writer.js';
 import type { Observers } from './observers.js';
 import { EXECUTION_PENDING_TOPIC, type ExecutionPendingPayload, type OutboxMessage } from './outbox.js';
 import type { QueueRegistry } from './queues/define-queue.js';
+import {
+  arrived,
+  type QueuedResumeDeps,
+  releaseSuspendedSlot,
+  waitsForSlot,
+} from './queues/queued-resume.js';
 import { lostResumeRace, resumeFence } from './resume-fence.js';
 import { afterFeatureRun, hasFeatureWork } from './resume-on-arrival.js';
 import type { RunFeatures } from './run-internals.js';
@@ -56,6 +63,10 @@ export interface RunLifecycleDeps {
   leases: ExecutionLeases | undefined;
   wakeTimers: WakeTimers;
   queues: QueueRegistry;
+  /** What resumes of queue executions need (adr/0056). */
+  queuedResume: QueuedResumeDeps;
+  /** The shares of steps that declared a destination (adr/0057). */
+  destinations: DestinationShares;
   /** What signals, children and cancellation need from the runtime. */
   features: FeatureDeps;
   /** The `RunFeatures` every run shares. */
@@ -84,6 +95,8 @@ export class RunLifecycle {
   private readonly leases: ExecutionLeases | undefined;
   private readonly wakeTimers: WakeTimers;
   private readonly queues: QueueRegistry;
+  private readonly queuedResume: QueuedResumeDeps;
+  private readonly destinations: DestinationShares;
   private readonly features: FeatureDeps;
   private readonly runFeatures: RunFeatures;
   private readonly closed: () => boolean;
@@ -103,6 +116,8 @@ export class RunLifecycle {
     this.leases = deps.leases;
     this.wakeTimers = deps.wakeTimers;
     this.queues = deps.queues;
+    this.queuedResume = deps.queuedResume;
+    this.destinations = deps.destinations;
     this.features = deps.features;
     this.runFeatures = deps.runFeatures;
     this.closed = deps.closed;
@@ -218,7 +233,12 @@ export class RunLifecycle {
 
   async continueExecution(current: ExecutionState, given?: number): Promise<ExecutionState> {
     if (isTerminalStatus(current.status)) return current;
-    if (current.status === 'suspended' && !this.isDue(current)) return current;
+    const resumed = current.status === 'suspended';
+    // A suspended execution resumes once its wait is over: a timer due, or a signal or child it
+    // waits for there (a queue's claim resumes either). Of a queue, only where its slot is held.
+    const due = resumed && this.isDue(current);
+    if (resumed && !due && !(await arrived(this.stores, current))) return current;
+    if (resumed && (await waitsForSlot(this.queuedResume, current.executionId))) return current;
     // Pinned to a version this node does not run: left as it is for a node that does (nothing written).
     if (!this.registry.has(current.workflow, current.version))
       throw new UnknownWorkflowError(
@@ -228,7 +248,6 @@ export class RunLifecycle {
         current.executionId,
       );
     const definition = this.registry.get(current.workflow, current.version);
-    const resumed = current.status === 'suspended';
     // A resume takes no new fence (adr/0016); a takeover of pending or running work does.
     const fence =
       given ??
@@ -240,7 +259,11 @@ export class RunLifecycle {
     writer.record(
       resumed ? 'EXECUTION_RESUMED' : 'EXECUTION_RECOVERED',
       {
-        reason: resumed ? 'a timer is due' : `taken over from status ${current.status}`,
+        reason: resumed
+          ? due
+            ? 'a timer is due'
+            : 'a signal or child it waits for arrived'
+          : `taken over from status ${current.status}`,
         fence,
         ...(current.status === 'pending' ? { claimed: true } : {}),
       },
@@ -288,6 +311,7 @@ export class RunLifecycle {
         clock: this.clock,
         scheduleTimers: (timers) => this.scheduleTimers(timers),
         features: this.runFeatures,
+        destinations: this.destinations,
       },
       definition,
       writer,
@@ -301,6 +325,9 @@ export class RunLifecycle {
     this.bodies.set(executionId, runs);
     const ran = run.run().then(
       async (result) => {
+        // A suspended run of a queue gives its slot back before anything here can resume it
+        // (a wake-up timer, a signal's re-check; they wait while the body counts as running).
+        if (result.kind === 'suspended') await this.releaseSlot(executionId);
         this.bodyEnded(executionId, run);
         await this.afterRun(executionId, run, result);
         if (hasFeatureWork(definition, run, result))
@@ -319,6 +346,15 @@ export class RunLifecycle {
     };
     outcome.then(forget, forget);
     return outcome;
+  }
+
+  private async releaseSlot(executionId: string): Promise<void> {
+    try {
+      await releaseSuspendedSlot(this.queuedResume, executionId);
+    } catch (error) {
+      // The slot lapses at its TTL instead; the queue admits the execution again then.
+      this.onError(error, `release of the queue slot of suspended execution "${executionId}"`);
+    }
   }
 
   private async afterRun(executionId: string, run: ExecutionRun, outcome: RunOutcome): Promise<void> {

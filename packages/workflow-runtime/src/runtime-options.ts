@@ -1,5 +1,6 @@
 /** The runtime's public option and handle types, and the schemas its entry points validate with. */
 import { z } from 'zod';
+import type { DestinationOptions } from './destination-shares.js';
 import type { ErrorClass } from './errors.js';
 import type { ExecutionState } from './fold.js';
 import { executionIdSchema, nameSchema } from './ids.js';
@@ -74,6 +75,12 @@ export interface RuntimeOptions {
    * See `docs/queues.md`.
    */
   queues?: readonly QueueDefinition[];
+  /**
+   * Capacities the running steps that declared a destination share: runtime-wide and per
+   * destination (default: none, every share is unlimited). Changed later through
+   * `runtime.destinations`. See `docs/queues.md#destination-shares`.
+   */
+  destinations?: DestinationOptions;
   /**
    * Schedules the leader `Supervisor` fires, one execution per due time across every node.
    * Needs stores that keep schedules (`stores.schedules`; default: none). See `docs/schedules.md`.

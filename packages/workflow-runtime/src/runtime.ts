@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { type CancelResult, cancelExecution } from './cancellation.js';
 import { Codec, DEFAULT_MAX_PAYLOAD_BYTES } from './codec.js';
 import { deadLetterExecution } from './dead-letter.js';
+import { DestinationShares } from './destination-shares.js';
 import { optionalPositiveMs } from './durations.js';
 import { checkedErrorClasses, ErrorClassRegistry } from './error-classes.js';
 import {
@@ -34,6 +35,7 @@ import {
 import { Observers } from './observers.js';
 import { QueueRegistry } from './queues/define-queue.js';
 import { enqueueItem, queueStoreOf, usesQueue } from './queues/queued-enqueue.js';
+import { type QueuedResumeDeps, waitsForSlot } from './queues/queued-resume.js';
 import { resumeIfArrived } from './resume-on-arrival.js';
 import { RunLifecycle } from './run-lifecycle.js';
 import {
@@ -88,6 +90,13 @@ export class Runtime {
   private maintenance: Maintenance | undefined;
   /** The queues `enqueue({ queue })` may name (docs/queues.md). */
   readonly queues: QueueRegistry;
+  /**
+   * The shares of the steps that declared a destination (`ctx.step(name, fn, { destination })`),
+   * and their capacities, changed at any time (docs/queues.md#destination-shares).
+   * @example
+   * runtime.destinations.setDestinationCapacity('api.example.com', 4);
+   */
+  readonly destinations: DestinationShares;
   /** The schedules the leader supervisor fires (docs/schedules.md). */
   readonly schedules: ScheduleRegistry;
 
@@ -144,6 +153,7 @@ export class Runtime {
       ...this.featureDeps(childRecheckMs, maxPendingSignalsOf(options)),
       ...client,
     };
+    this.destinations = new DestinationShares(options.destinations);
     this.queues = new QueueRegistry(options.queues ?? []);
     if (options.queues !== undefined && options.queues.length > 0) queueStoreOf(this.stores, 'createRuntime');
     this.schedules = new ScheduleRegistry(options.schedules ?? []);
@@ -174,6 +184,8 @@ export class Runtime {
       leases,
       wakeTimers: this.wakeTimers,
       queues: this.queues,
+      queuedResume: this.queuedResume(),
+      destinations: this.destinations,
       features: this.features,
       runFeatures: runFeatures(this.features),
       closed: () => this.closed,
@@ -607,6 +619,17 @@ export class Runtime {
       startChild: (definition, childId, input, parentId) =>
         this.lifecycle.bootstrapWithRetry(definition, childId, input, true, undefined, parentId),
       cancel: (id, reason) => this.cancel(id, reason),
+      waitsForSlot: (id) => waitsForSlot(this.queuedResume(), id),
+    };
+  }
+
+  /** What resumes of queue executions need (queues/queued-resume.ts). */
+  private queuedResume(): QueuedResumeDeps {
+    return {
+      stores: this.stores,
+      queued: this.queues.all().length > 0,
+      owner: this.leaseOwner,
+      clock: this.clock,
     };
   }
 

@@ -46,6 +46,11 @@ export interface FeatureDeps {
   startChild(definition: AnyWorkflow, childId: string, input: unknown, parentId: string): Promise<unknown>;
   cancel(executionId: string, reason: string): Promise<unknown>;
   /**
+   * Before a resume here: true when the execution belongs to a queue and this runtime does not
+   * hold its slot, so it waits in its queue instead (adr/0056, `queues/queued-resume.ts`).
+   */
+  waitsForSlot(executionId: string): Promise<boolean>;
+  /**
    * A client's way to hand a suspended execution that waits for a signal now in its inbox to the
    * nodes that run work, instead of resuming it here (undefined in a runtime that executes).
    * True when it recorded the hand-over.

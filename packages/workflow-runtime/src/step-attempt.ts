@@ -6,6 +6,7 @@
  */
 
 import type { StepInfo, StepOptions } from './context-api.js';
+import { DestinationShares, destinationNameSchema } from './destination-shares.js';
 import { optionalPositiveMs } from './durations.js';
 import {
   NonDeterminismError,
@@ -21,6 +22,7 @@ import { newId } from './ids.js';
 import type { LogWriter } from './log-writer.js';
 import { recordableError, shrunkError } from './recordable-error.js';
 import { checkedRetryPolicy, resolveRetryPolicy, retryDelay } from './retry.js';
+import { parseWith } from './workflow.js';
 
 /** The run as a step call sees it. */
 export interface StepRun {
@@ -29,6 +31,8 @@ export interface StepRun {
   clock(): number;
   /** The abort controllers of the step functions running now (their `StepInfo.signal`). */
   readonly running: Set<AbortController>;
+  /** The runtime's destination shares (a step that declared a destination holds one while it runs). */
+  readonly destinations: DestinationShares | undefined;
   /** Take the next position (throws NonDeterminismError, or CancelledError when cancelled). */
   next(kind: CallKind, name: string): { position: number; record: CallRecord | undefined };
   /** Wait forever; the run suspends once every branch waits. */
@@ -81,7 +85,7 @@ async function attemptStep<T>(
     // The body may have returned meanwhile (this step lost a race): do not start the function.
     run.assertUsable();
     try {
-      const output = await invoke(run, name, fn, options.timeoutMs, attempt, rerun);
+      const output = await invoke(run, name, fn, options, attempt, rerun);
       run.assertUsable();
       const state = run.writer.record(
         'STEP_COMPLETED',
@@ -105,12 +109,20 @@ async function invoke<T>(
   run: StepRun,
   name: string,
   fn: (info: StepInfo) => T | Promise<T>,
-  timeoutMs: number | undefined,
+  options: StepOptions,
   attempt: number,
   rerun: boolean,
 ): Promise<T> {
+  const { timeoutMs, destination } = options;
   const controller = new AbortController();
   const info: StepInfo = { attempt, rerun, signal: controller.signal, executionId: run.executionId };
+  // Its share while this attempt runs (adr/0057): joined here, given back when it ends.
+  const holder =
+    destination === undefined ? undefined : (run.destinations ?? new DestinationShares()).join(destination);
+  if (holder !== undefined) {
+    info.destination = holder.destination;
+    info.share = () => holder.share();
+  }
   run.running.add(controller);
   let timer: ReturnType<typeof setTimeout> | undefined;
   try {
@@ -126,6 +138,7 @@ async function invoke<T>(
   } finally {
     clearTimeout(timer);
     run.running.delete(controller);
+    holder?.leave();
   }
 }
 
@@ -183,14 +196,19 @@ export function recordFailure(
   }
 }
 
-/** A step's options checked at the call: durations whole ms (adr/0032), a valid retry policy. */
+/** A step's options checked at the call: durations whole ms (adr/0032), a valid retry policy, a destination name. */
 function stepOptions(name: string, options: StepOptions): StepOptions {
   const where = `ctx.step("${name}") options`;
   const timeoutMs = optionalPositiveMs(options.timeoutMs, where, 'timeoutMs');
   const retry = options.retry === undefined ? undefined : checkedRetryPolicy(options.retry, where);
+  const destination =
+    options.destination === undefined
+      ? undefined
+      : parseWith(destinationNameSchema, options.destination, where, 'destination');
   return {
     ...(timeoutMs === undefined ? {} : { timeoutMs }),
     ...(retry === undefined ? {} : { retry }),
+    ...(destination === undefined ? {} : { destination }),
   };
 }
 
