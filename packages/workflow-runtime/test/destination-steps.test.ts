@@ -21,7 +21,8 @@ describe.each(backings)('steps with a destination (%s store)', (_, open) => {
         return ctx.step(
           'call',
           async (info) => {
-            const shares = (seen[input.tag] ??= []);
+            const shares: number[] = [];
+            seen[input.tag] = shares;
             shares.push(info.share!());
             await gate.promise;
             shares.push(info.share!());
