@@ -15,8 +15,10 @@ import {
   CREATE_TABLES,
   LEASE_TTL_MS,
   limited,
+  napWorkflow,
   queueWorkflow,
   rated,
+  single,
   tickerSchedule,
   urgent,
 } from './queues/queue-workflow.js';
@@ -43,8 +45,8 @@ async function arena(): Promise<Arena> {
   await sql.query(CREATE_TABLES);
   // The test process only enqueues and reads. Should a step ever run here, its probe records
   // the start under this process's pid, and `ranOnlyOnNodes` fails the test.
-  const workflow = queueWorkflow({
-    enter: async (executionId, queue) => {
+  const probe = {
+    enter: async (executionId: string, queue: string) => {
       await sql.query('INSERT INTO q_starts (execution_id, pid, queue) VALUES ($1, $2, $3)', [
         executionId,
         process.pid,
@@ -52,11 +54,12 @@ async function arena(): Promise<Arena> {
       ]);
     },
     leave: async () => undefined,
-  });
+  };
+  const workflow = queueWorkflow(probe);
   const client = createRuntime({
     stores,
-    workflows: [workflow],
-    queues: [limited, rated, urgent],
+    workflows: [workflow, napWorkflow(probe)],
+    queues: [limited, rated, urgent, single],
     schedules: [tickerSchedule(workflow)],
     // A runtime that registers workflows maintains its stores by default (adr/0042): it would
     // claim pending executions (a schedule's, between the leader's enqueue and a node's claim)
@@ -271,6 +274,29 @@ whenPostgres(() => {
       );
       expect(ran[0]!.n).toBe(due.length);
     }, 150_000);
+
+    it('resumed executions retake the slot: a queue of one runs one step at a time across processes, sleeps or not', async () => {
+      const a = await arena();
+      const nodes = [a.nodes.spawn(), a.nodes.spawn(), a.nodes.spawn()];
+      await Promise.all(nodes.map((node) => node.ready));
+      const sampler = sampleActive(a);
+      const napper = a.client.workflow('q-nap');
+      // Six executions whose sleeps end while the others run their steps: without a slot for
+      // each resume, the steps after the sleeps would run alongside the ones holding the slot.
+      for (let i = 0; i < 6; i++)
+        await a.client.enqueue(napper, { ms: 150, napMs: 100 }, { queue: single, executionId: `n-${i}` });
+      await untilCompleted(a, 6, 90_000);
+      const { max, samples } = await sampler.stop();
+      expect(samples).toBeGreaterThan(50);
+      expect(max).toBe(1);
+      await ranOnlyOnNodes(a);
+      const { rows } = await a.sql.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM q_starts WHERE queue = 'single'",
+      );
+      expect(rows[0]!.n).toBeGreaterThanOrEqual(12); // both steps of each, on whichever node admitted it
+      const { rows: left } = await a.sql.query('SELECT execution_id FROM skein_queue_items');
+      expect(left).toEqual([]);
+    }, 120_000);
 
     it("a 100,000-execution backlog in one queue does not delay another queue's work", async () => {
       const a = await arena();

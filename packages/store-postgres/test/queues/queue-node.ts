@@ -12,8 +12,10 @@ import pg from 'pg';
 import {
   LEASE_TTL_MS,
   limited,
+  napWorkflow,
   queueWorkflow,
   rated,
+  single,
   TICK_MS,
   tickerSchedule,
   urgent,
@@ -27,8 +29,8 @@ const report = (error: unknown, context: string) =>
     `[node ${process.pid}] ${context}: ${error instanceof Error ? error.message : String(error)}\n`,
   );
 probes.on('error', (error) => report(error, 'probe pool'));
-const workflow = queueWorkflow({
-  async enter(executionId, queue, token) {
+const probe = {
+  async enter(executionId: string, queue: string, token: string) {
     await probes.query('INSERT INTO q_active (execution_id, pid, token) VALUES ($1, $2, $3)', [
       executionId,
       process.pid,
@@ -40,14 +42,15 @@ const workflow = queueWorkflow({
       queue,
     ]);
   },
-  async leave(token) {
+  async leave(token: string) {
     await probes.query('DELETE FROM q_active WHERE token = $1', [token]);
   },
-});
+};
+const workflow = queueWorkflow(probe);
 const runtime = createRuntime({
   stores,
-  workflows: [workflow],
-  queues: [limited, rated, urgent],
+  workflows: [workflow, napWorkflow(probe)],
+  queues: [limited, rated, urgent, single],
   schedules: mode === 'schedule' ? [tickerSchedule(workflow)] : [],
   lease: { ttlMs: LEASE_TTL_MS, owner: `node-${process.pid}` },
   onError: report,

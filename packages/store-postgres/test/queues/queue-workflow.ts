@@ -16,6 +16,8 @@ export const TICK_MS = 50;
 export const limited = defineQueue({ name: 'limited', concurrency: 4, workerConcurrency: 3 });
 /** A queue of its own, beside a backlog in `limited`. */
 export const urgent = defineQueue({ name: 'urgent', concurrency: 2 });
+/** One slot for the whole queue: the nappers' steps, before and after their sleeps, run one at a time. */
+export const single = defineQueue({ name: 'single', concurrency: 1 });
 /** A rate limit across every node; each node holds at most 2 slots, so several nodes share a window. */
 export const rated = defineQueue({
   name: 'rated',
@@ -47,6 +49,26 @@ export function queueWorkflow(probe: StepProbe) {
         await probe.leave(token);
         return process.pid;
       });
+    },
+  });
+}
+
+/** A step, a sleep of `napMs`, a step: each step holds its place in `q_active` for `ms`. */
+export function napWorkflow(probe: StepProbe) {
+  const hold = (queue: string, ms: number) => async (info: { executionId: string; attempt: number }) => {
+    const token = `${info.executionId}:${info.attempt}:${process.pid}:${Math.random()}`;
+    await probe.enter(info.executionId, queue, token);
+    await new Promise((resolve) => setTimeout(resolve, ms));
+    await probe.leave(token);
+  };
+  return defineWorkflow({
+    name: 'q-nap',
+    input: z.object({ ms: z.number().int().nonnegative(), napMs: z.number().int().nonnegative() }),
+    async run(ctx, input) {
+      await ctx.step('before', hold('single', input.ms));
+      await ctx.sleep('nap', input.napMs);
+      await ctx.step('after', hold('single', input.ms));
+      return process.pid;
     },
   });
 }
