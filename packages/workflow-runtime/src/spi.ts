@@ -136,6 +136,12 @@ export interface ClaimTimersOptions {
   owner: string;
   /** The claim lapses after this long unless the timer is completed (a crashed claimer). */
   claimTtlMs: number;
+  /**
+   * Only timers of executions of these workflows, by name, so a runtime claims only what it
+   * can run and leaves the rest due for a runtime that registers them; an empty list claims
+   * none, and a timer whose execution has no seq 0 matches no list (default: every timer).
+   */
+  workflows?: readonly string[];
 }
 
 /** Durable timers (sleeps, step retries). A due timer is claimed by exactly one claimer. */
@@ -145,7 +151,7 @@ export interface TimerStore {
   /** Claim due timers, oldest due first; a claimed timer is not returned again until its claim lapses. */
   claimDue(options: ClaimTimersOptions): Promise<Timer[]>;
   /** Claim one timer by id if it is due and unclaimed; true when this caller got it. */
-  claim(timerId: string, options: Omit<ClaimTimersOptions, 'limit'>): Promise<boolean>;
+  claim(timerId: string, options: Omit<ClaimTimersOptions, 'limit' | 'workflows'>): Promise<boolean>;
   /** Delete a timer (it fired). */
   complete(timerId: string): Promise<void>;
   /** Timers of one execution. */

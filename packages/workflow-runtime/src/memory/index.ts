@@ -30,11 +30,12 @@ export interface MemoryStores extends Stores {
  */
 export function openMemoryStores(options: MemoryEventStoreOptions = {}): MemoryStores {
   const outbox = options.outbox ?? new MemoryOutboxStore();
+  const events = new MemoryEventStore({ ...options, outbox });
   return {
-    events: new MemoryEventStore({ ...options, outbox }),
+    events,
     outbox,
     snapshots: new MemorySnapshotStore(),
-    timers: new MemoryTimerStore(),
+    timers: new MemoryTimerStore((executionId) => events.workflowOf(executionId)),
     leases: new MemoryLeaseStore(),
     signals: new MemorySignalStore(),
     queues: new MemoryQueueStore(),
