@@ -7,6 +7,7 @@
  * safely; a `Supervisor` given the runtime turns this off and does it instead.
  */
 import { z } from 'zod';
+import { backingOff, repeatsBlockage } from './blockage.js';
 import { InvalidInputError } from './errors.js';
 import { leaseExpired } from './lease-expired.js';
 import { executionLeaseKey } from './leases.js';
@@ -156,10 +157,16 @@ export class Maintenance {
     }
   }
 
-  /** Wake `id` unless its workflow is not one this runtime runs (its claim lapses for a node that does). */
+  /**
+   * Wake `id` unless its workflow is not one this runtime runs (its claim lapses for a node that
+   * does) or it is blocked and backing off (the claim lapses and a later pass tries again).
+   */
   private async wakeIfRun(id: string): Promise<void> {
-    const summary = await this.deps.stores.events.getExecution(id);
-    if (summary !== null && this.deps.runs(summary.workflow)) await this.deps.wake(id);
+    const { stores, clock } = this.deps;
+    const summary = await stores.events.getExecution(id);
+    if (summary === null || !this.deps.runs(summary.workflow)) return;
+    if (await backingOff(stores, summary, clock())) return;
+    await this.deps.wake(id);
   }
 
   /**
@@ -174,6 +181,9 @@ export class Maintenance {
       if (this.inFlight.has(id) || this.deps.running(id) || !this.deps.runs(summary.workflow)) continue;
       try {
         if (status === 'running' && !(await expired(summary))) continue;
+        // A blocked execution is tried again only once its back-off has passed (adr/0058).
+        if (status === 'running' && (await backingOff(this.deps.stores, summary, this.deps.clock())))
+          continue;
         // Work a queue admits is claimed within its limits, by a Supervisor (docs/queues.md).
         if ((await this.deps.stores.queues?.admitting([id]))?.length) continue;
         if (!(await this.take(summary))) continue;
@@ -204,13 +214,23 @@ export class Maintenance {
       try {
         await work();
       } catch (error) {
-        this.deps.onError(error, `maintenance: ${phase} of execution "${id}"`);
+        // A blockage is reported once, by the pass that met it first (adr/0058).
+        if (!(await this.repeated(id, error)))
+          this.deps.onError(error, `maintenance: ${phase} of execution "${id}"`);
       } finally {
         if (holdsLease) await this.release(id);
         this.inFlight.delete(id);
       }
     })();
     this.inFlight.set(id, done);
+  }
+
+  private async repeated(id: string, error: unknown): Promise<boolean> {
+    try {
+      return await repeatsBlockage(this.deps.stores, id, error);
+    } catch {
+      return false; // the store cannot say: report the error
+    }
   }
 
   private async release(id: string): Promise<void> {
