@@ -114,6 +114,38 @@ export function cliSuite(options: CliSuiteOptions): void {
       expect((await run('list', '--limit', '4')).stdout).toContain(`more: pass --cursor ${first.nextCursor}`);
     });
 
+    it('list --blocked and show: a standing blockage with why; one the log has moved past is not shown', async () => {
+      const blockages = store.stores.blockages!;
+      const waiting = (await store.stores.events.getExecution('order-waiting'))!;
+      const message = 'replay of "order-waiting" diverged at position 1: the log holds step "reserve"';
+      await blockages.record({
+        executionId: 'order-waiting',
+        seq: waiting.sequence,
+        code: 'NON_DETERMINISM',
+        message,
+        at: 1_700_000_000_000,
+      });
+      await blockages.record({
+        executionId: 'nap-1',
+        seq: 0,
+        code: 'NON_DETERMINISM',
+        message,
+        at: 1_700_000_000_000,
+      });
+      const listed = JSON.parse((await run('list', '--blocked', '--json')).stdout) as {
+        items: { executionId: string; status: string; blocked: { code: string; attempts: number } }[];
+      };
+      expect(listed.items.map((i) => [i.executionId, i.status, i.blocked.code, i.blocked.attempts])).toEqual([
+        ['order-waiting', 'suspended', 'NON_DETERMINISM', 1],
+      ]);
+      const table = await run('list', '--blocked');
+      expect(table.stdout).toMatch(/order-waiting.*2023-11-14T22:13:20.000Z\s*│\s*1\s*│\s*NON_DETERMINISM: /);
+      expect(table.stdout).not.toContain('nap-1');
+      const shown = await run('show', 'order-waiting');
+      expect(shown.stdout).toMatch(/blocked:\s+NON_DETERMINISM since 2023-11-14T22:13:20.000Z \(1 attempts/);
+      expect((await run('show', 'nap-1')).stdout).not.toContain('blocked:');
+    });
+
     it('show: the state, every call with its attempts and the errors of its retries, the writers', async () => {
       const shown = await run('show', 'retried-1');
       expect(shown.code).toBe(0);
