@@ -2,6 +2,8 @@
  * The end-to-end cases every store runs: the real `skein` executable as a child process over
  * a store that a real runtime wrote (see fixture.ts), and the log read back afterwards.
  */
+
+import { createInspector } from '@skein/cli';
 import { Supervisor } from '@skein/worker-runtime-local';
 import { createRuntime, type Envelope, type Stores } from '@skein/workflow-runtime';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -144,6 +146,10 @@ export function cliSuite(options: CliSuiteOptions): void {
       const shown = await run('show', 'order-waiting');
       expect(shown.stdout).toMatch(/blocked:\s+NON_DETERMINISM since 2023-11-14T22:13:20.000Z \(1 attempts/);
       expect((await run('show', 'nap-1')).stdout).not.toContain('blocked:');
+      const inspector = createInspector({ stores: store.stores, label: 'test' });
+      const page = await (await inspector.request('/executions/order-waiting')).text();
+      expect(page).toMatch(/id="blocked">NON_DETERMINISM since 2023-11-14T22:13:20.000Z \(1 attempts/);
+      expect(await (await inspector.request('/executions/nap-1')).text()).not.toContain('id="blocked"');
     });
 
     it('show: the state, every call with its attempts and the errors of its retries, the writers', async () => {
