@@ -32,6 +32,7 @@ import {
   postgresUnreachable,
 } from './scenarios/postgres-core.js';
 import { postgresCpu } from './scenarios/postgres-cpu.js';
+import { resumeCost } from './scenarios/resume-cost.js';
 import { sandbox, sandboxFullSizes, sandboxSmokeSizes } from './scenarios/sandbox.js';
 import { fullSizes, smokeSizes, sqliteCore } from './scenarios/sqlite-core.js';
 import { listFullSizes, listSmokeSizes, sqliteList } from './scenarios/sqlite-list.js';
@@ -146,6 +147,9 @@ if (picked(['memory', 'sqlite'])) {
 if (picked(['load-state', 'sqlite'])) {
   const rows = await loadStateCost(smoke ? [100, 1000] : [100, 1000, 10_000], smoke ? 3 : 30);
   report(`load-state${suffix}`, rows, { smoke });
+}
+if (picked(['resume'])) {
+  report(`resume${suffix}`, await resumeCost(smoke ? [20, 100] : [1_000, 10_000]), { smoke });
 }
 if (picked(['sandbox'])) {
   report(`sandbox${suffix}`, await sandbox(smoke ? sandboxSmokeSizes : sandboxFullSizes), { smoke });
