@@ -21,7 +21,7 @@ const ticker = defineWorkflow({
   signals: { tick: z.number() },
   async run(ctx, n) {
     let sum = 0;
-    for (let i = 0; i < n; i++) sum += await ctx.waitForSignal('tick');
+    for (let i = 0; i < n; i++) sum += Number(await ctx.waitForSignal('tick'));
     return sum;
   },
 });

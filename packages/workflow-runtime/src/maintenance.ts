@@ -51,6 +51,8 @@ export interface MaintenanceDeps {
   onError: (error: unknown, context: string) => void;
   /** Whether this runtime runs workflow `name` (work of other workflows is left to others). */
   runs: (name: string) => boolean;
+  /** The names of the workflows this runtime runs: only their due timers are claimed. */
+  workflows: () => readonly string[];
   /** Whether a run of the execution is in progress here. */
   running: (executionId: string) => boolean;
   /** The run of the execution in progress here, if any: settles when it has ended. */
@@ -138,7 +140,10 @@ export class Maintenance {
   private async fireTimers(done: MaintenancePass): Promise<void> {
     if (this.free() <= 0) return;
     const { stores, owner, ttlMs, clock } = this.deps;
-    const due = await stores.timers.claimDue({ now: clock(), limit: this.free(), owner, claimTtlMs: ttlMs });
+    // Only timers this runtime can act on: another runtime's stay due for it (not claimed here for ttlMs).
+    const workflows = this.deps.workflows();
+    const claim = { now: clock(), limit: this.free(), owner, claimTtlMs: ttlMs, workflows };
+    const due = await stores.timers.claimDue(claim);
     // Launched at once, so a `runtime.wake` of the same execution finds this work and waits.
     for (const id of new Set(due.map((timer) => timer.executionId))) {
       if (this.inFlight.has(id)) continue;

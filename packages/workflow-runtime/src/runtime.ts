@@ -6,6 +6,7 @@
  * nothing when it is terminal.
  */
 import { z } from 'zod';
+import { blockageStands, blockedView } from './blockage.js';
 import { type CancelResult, cancelExecution } from './cancellation.js';
 import { Codec, DEFAULT_MAX_PAYLOAD_BYTES } from './codec.js';
 import { deadLetterExecution } from './dead-letter.js';
@@ -177,7 +178,7 @@ export class Runtime {
       features: this.features,
       runFeatures: runFeatures(this.features),
       closed: () => this.closed,
-      loadState: (id) => this.loadState(id),
+      loadState: (id) => loadState(this.stores, id, this.codec),
     });
     if (maintains) this.startMaintenance(maintenance ?? {});
   }
@@ -191,6 +192,7 @@ export class Runtime {
         clock: this.clock,
         onError: this.onError,
         runs: (name) => this.registry.has(name),
+        workflows: () => this.registry.workflowNames(),
         running: (id) => this.lifecycle.active.has(id),
         runOf: (id) => this.lifecycle.active.get(id),
         execute: ({ executionId, workflow }) => {
@@ -505,7 +507,7 @@ export class Runtime {
    * const { items, nextCursor } = await runtime.list({ status: 'suspended', limit: 50 });
    */
   async list(query: ListQuery = {}): Promise<ListPage> {
-    return listExecutions(this.stores.events, this.registry, query);
+    return listExecutions(this.stores.events, this.registry, query, this.stores.blockages);
   }
 
   /** Ids of the executions with a run in progress in this runtime (a suspended one has none). */
@@ -526,7 +528,14 @@ export class Runtime {
   /** The folded state of an execution, from its newest snapshot and the events after it; null if none. */
   async loadState(executionId: string): Promise<ExecutionState | null> {
     assertExecutionId(executionId, 'loadState');
-    return loadState(this.stores, executionId, this.codec);
+    const [state, blockage] = await Promise.all([
+      loadState(this.stores, executionId, this.codec),
+      this.stores.blockages?.get(executionId),
+    ]);
+    // A blockage shows while the log still ends where the failed run found it (adr/0058).
+    if (state === null || blockage === undefined || blockage === null || !blockageStands(blockage, state))
+      return state;
+    return { ...state, blocked: blockedView(blockage) };
   }
 
   /** The log of an execution, decoded, in seq order. */
@@ -599,7 +608,7 @@ export class Runtime {
       childRecheckMs,
       maxPendingSignals,
       onError: this.onError,
-      loadState: (id) => this.loadState(id),
+      loadState: (id) => loadState(this.stores, id, this.codec),
       resumes: new Map(),
       bodyRunning: (id) => this.lifecycle.bodies.has(id),
       closed: () => this.closed,
