@@ -34,6 +34,7 @@ import {
 } from './scenarios/postgres-core.js';
 import { postgresCpu } from './scenarios/postgres-cpu.js';
 import { queueFullSizes, queueSmokeSizes, queues } from './scenarios/queues.js';
+import { resumeCost } from './scenarios/resume-cost.js';
 import { sandbox, sandboxFullSizes, sandboxSmokeSizes } from './scenarios/sandbox.js';
 import { fullSizes, smokeSizes, sqliteCore } from './scenarios/sqlite-core.js';
 import { listFullSizes, listSmokeSizes, sqliteList } from './scenarios/sqlite-list.js';
@@ -154,6 +155,9 @@ if (picked(['memory', 'sqlite'])) {
 if (picked(['load-state', 'sqlite'])) {
   const rows = await loadStateCost(smoke ? [100, 1000] : [100, 1000, 10_000], smoke ? 3 : 30);
   report(`load-state${suffix}`, rows, { smoke });
+}
+if (picked(['resume'])) {
+  report(`resume${suffix}`, await resumeCost(smoke ? [20, 100] : [1_000, 10_000]), { smoke });
 }
 if (picked(['sandbox'])) {
   report(`sandbox${suffix}`, await sandbox(smoke ? sandboxSmokeSizes : sandboxFullSizes), { smoke });

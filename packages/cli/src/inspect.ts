@@ -12,6 +12,7 @@ import {
   loadState,
   readHistory,
   type Stores,
+  standingBlockage,
   toEnvelope,
   WorkflowRegistry,
 } from '@skein/workflow-runtime';
@@ -21,6 +22,8 @@ import { buildTimeline, errorText, type Timeline } from './timeline.js';
 export interface ListFilter {
   status?: readonly ExecutionStatus[];
   workflow?: string;
+  /** Only blocked executions (adr/0058), each with `blocked`. */
+  blocked?: boolean;
   limit?: number;
   cursor?: string;
 }
@@ -35,13 +38,19 @@ const NO_WORKFLOWS = new WorkflowRegistry([]);
 
 /** A page of the execution index, validated like `runtime.list` (limit 1 to 1000). */
 export async function listPage(stores: Stores, filter: ListFilter): Promise<ExecutionsPage> {
-  return listExecutions(stores.events, NO_WORKFLOWS, {
-    ...(filter.status === undefined || filter.status.length === 0 ? {} : { status: [...filter.status] }),
-    ...(filter.workflow === undefined ? {} : { workflow: filter.workflow }),
-    limit: filter.limit ?? 50,
-    ...(filter.cursor === undefined ? {} : { cursor: filter.cursor }),
-    versions: true,
-  });
+  return listExecutions(
+    stores.events,
+    NO_WORKFLOWS,
+    {
+      ...(filter.status === undefined || filter.status.length === 0 ? {} : { status: [...filter.status] }),
+      ...(filter.workflow === undefined ? {} : { workflow: filter.workflow }),
+      ...(filter.blocked === true ? { blocked: true } : {}),
+      limit: filter.limit ?? 50,
+      ...(filter.cursor === undefined ? {} : { cursor: filter.cursor }),
+      versions: true,
+    },
+    stores.blockages,
+  );
 }
 
 /** One execution: its folded state, its log and the timeline built from it. */
@@ -55,8 +64,10 @@ export interface ExecutionDetail {
 
 /** Everything `show` and the timeline view need; `ExecutionNotFoundError` when there is no such id. */
 export async function executionDetail(stores: Stores, executionId: string): Promise<ExecutionDetail> {
-  const state = await loadState(stores, executionId);
-  if (state === null) throw new ExecutionNotFoundError(executionId);
+  const folded = await loadState(stores, executionId);
+  if (folded === null) throw new ExecutionNotFoundError(executionId);
+  const blocked = await standingBlockage(stores.blockages, folded);
+  const state = blocked === undefined ? folded : { ...folded, blocked };
   const history = await readHistory(stores.events, executionId);
   const children = history.flatMap((e) =>
     e.type === 'CHILD_STARTED' ? [String((e.payload as { childId: unknown }).childId)] : [],

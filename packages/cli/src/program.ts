@@ -71,6 +71,7 @@ function buildProgram(io: Io, signal: AbortSignal, done: (code: number) => void)
       statuses,
     )
     .option('--workflow <name>', 'only this workflow')
+    .option('--blocked', 'only executions whose log cannot be continued (a replay that diverges from it)')
     .option('--limit <n>', 'page size, 1 to 1000 (default: 50)', limitOf)
     .option('--cursor <cursor>', 'the cursor the previous page printed')
     .option('--json', 'print JSON');

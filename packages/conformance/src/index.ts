@@ -4,6 +4,7 @@
  * `textBoundarySuite` runs a runtime over the stores: every string key that reaches them is
  * well-formed Unicode.
  */
+export { type BlockageStoreSuiteOptions, blockageStoreSuite } from './blockage-store-suite.js';
 export {
   type DispatcherSuiteOptions,
   type DispatcherUnderTest,

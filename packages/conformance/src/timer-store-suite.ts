@@ -1,10 +1,11 @@
 /** `timerStoreSuite`: durable timers are claimed oldest first, exactly once, until the claim lapses. */
 import type { Timer, TimerStore } from '@skein/workflow-runtime';
 import { describe, expect, it } from 'vitest';
+import { start } from './drafts.js';
 import { type SuiteOptions, withStores } from './harness.js';
 
-/** Options of {@link timerStoreSuite}. */
-export type TimerStoreSuiteOptions = SuiteOptions<'timers'>;
+/** Options of {@link timerStoreSuite} (the event store gives the timers' executions their workflows). */
+export type TimerStoreSuiteOptions = SuiteOptions<'timers' | 'events'>;
 
 const TTL = 1000;
 
@@ -63,6 +64,27 @@ export function timerStoreSuite({ name, open }: TimerStoreSuiteOptions): void {
           timer('t', 100),
         ]);
         expect(await timers.claim('t', { now: 100 + 2 * TTL, owner: 'c', claimTtlMs: TTL })).toBe(true);
+      }));
+
+    it('claimDue with workflows claims only timers of executions of those workflows; the rest stay due', () =>
+      withStores(open, async ({ timers, events }) => {
+        await start(events, 'of-a', { workflow: 'alpha' });
+        await start(events, 'of-b', { workflow: 'beta' });
+        await scheduleAll(timers, [
+          timer('ta', 10, 'of-a'),
+          timer('tb', 20, 'of-b'),
+          timer('tn', 5, 'never-started'),
+        ]);
+        const claim = { now: 100, limit: 10, claimTtlMs: TTL };
+        expect(await timers.claimDue({ ...claim, owner: 'x', workflows: [] })).toEqual([]);
+        expect(await timers.claimDue({ ...claim, owner: 'x', workflows: ['beta', 'gamma'] })).toEqual([
+          timer('tb', 20, 'of-b'),
+        ]);
+        // The others were not claimed: another claimer gets them at once.
+        expect(await timers.claimDue({ ...claim, owner: 'y', workflows: ['alpha'] })).toEqual([
+          timer('ta', 10, 'of-a'),
+        ]);
+        expect(await timers.claimDue({ ...claim, owner: 'z' })).toEqual([timer('tn', 5, 'never-started')]);
       }));
 
     it('claim refuses a timer that is not due or does not exist', () =>

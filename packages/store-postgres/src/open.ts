@@ -3,6 +3,7 @@ import type { Stores } from '@skein/workflow-runtime';
 import { Database } from './database.js';
 import { loadMigrations, migrate } from './migrate.js';
 import { type PostgresStoresOptions, resolveOptions } from './options.js';
+import { PostgresBlockageStore } from './postgres-blockage-store.js';
 import { PostgresEventStore } from './postgres-event-store.js';
 import { PostgresLeaseStore } from './postgres-lease-store.js';
 import { PostgresOutboxStore } from './postgres-outbox-store.js';
@@ -27,6 +28,8 @@ export interface PostgresStores extends Stores {
   schedules: PostgresScheduleStore;
   /** The outbox: an append's messages are written by the append statement itself (O1). */
   outbox: PostgresOutboxStore;
+  /** Blockages of executions that could not be continued (adr/0058). */
+  blockages: PostgresBlockageStore;
   /** `LISTEN`/`NOTIFY` between the processes sharing the schema (timers notify `timers`). */
   wakeups: PostgresWakeups;
   /** The schema the stores live in. */
@@ -73,6 +76,7 @@ export async function openPostgresStores(options: PostgresStoresOptions): Promis
     queues: new PostgresQueueStore(db),
     schedules: new PostgresScheduleStore(db),
     outbox: new PostgresOutboxStore(db),
+    blockages: new PostgresBlockageStore(db),
     wakeups,
     schema: resolved.schema,
     close() {

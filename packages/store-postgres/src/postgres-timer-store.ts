@@ -30,7 +30,11 @@ export class PostgresTimerStore implements TimerStore {
 
   async claimDue(options: ClaimTimersOptions): Promise<Timer[]> {
     refuseNul('timers.claimDue', undefined, { 'the claim owner': options.owner });
-    return (await this.db.query<Timer>('timers.claimDue', claimDueTimers(options))).rows;
+    if (options.workflows === undefined)
+      return (await this.db.query<Timer>('timers.claimDue', claimDueTimers(options))).rows;
+    // A name holding U+0000 names no workflow the store can hold: it matches nothing.
+    const workflows = options.workflows.filter((name) => !hasNul(name));
+    return (await this.db.query<Timer>('timers.claimDue', claimDueTimersOf(options, workflows))).rows;
   }
 
   async claim(timerId: string, options: Omit<ClaimTimersOptions, 'limit'>): Promise<boolean> {
@@ -80,6 +84,23 @@ function claimDueTimers({ owner, now, claimTtlMs, limit }: ClaimTimersOptions): 
       `ORDER BY due_at, timer_id LIMIT $4 FOR UPDATE SKIP LOCKED) RETURNING ${TIMER_COLUMNS}) ` +
       'SELECT * FROM claimed ORDER BY "dueAt", "timerId"',
     values: [owner, now + claimTtlMs, now, limit],
+  };
+}
+
+/** `claimDueTimers` of executions of one of `workflows`. */
+function claimDueTimersOf(
+  { owner, now, claimTtlMs, limit }: ClaimTimersOptions,
+  workflows: readonly string[],
+): Query {
+  return {
+    name: 'skein_claim_due_timers_of',
+    text:
+      'WITH claimed AS (UPDATE skein_timers SET claimed_by = $1, claimed_until = $2 WHERE timer_id IN (' +
+      'SELECT t.timer_id FROM skein_timers t JOIN skein_executions x ON x.execution_id = t.execution_id ' +
+      'WHERE t.due_at <= $3 AND t.claimed_until <= $3 AND x.workflow = ANY($5::text[]) ' +
+      `ORDER BY t.due_at, t.timer_id LIMIT $4 FOR UPDATE OF t SKIP LOCKED) RETURNING ${TIMER_COLUMNS}) ` +
+      'SELECT * FROM claimed ORDER BY "dueAt", "timerId"',
+    values: [owner, now + claimTtlMs, now, limit, workflows],
   };
 }
 

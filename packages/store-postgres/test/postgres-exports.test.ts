@@ -7,6 +7,7 @@ import {
   MigrationError,
   NulInTextError,
   openPostgresStores,
+  PostgresBlockageStore,
   PostgresEventStore,
   PostgresLeaseStore,
   PostgresQueueStore,
@@ -60,6 +61,7 @@ describe('@skein/store-postgres exports', () => {
         expect(stores.events).toBeInstanceOf(PostgresEventStore);
         expect(stores.snapshots).toBeInstanceOf(PostgresSnapshotStore);
         expect(stores.timers).toBeInstanceOf(PostgresTimerStore);
+        expect(stores.blockages).toBeInstanceOf(PostgresBlockageStore);
         expect(stores.leases).toBeInstanceOf(PostgresLeaseStore);
         expect(stores.signals).toBeInstanceOf(PostgresSignalStore);
         expect(stores.queues).toBeInstanceOf(PostgresQueueStore);

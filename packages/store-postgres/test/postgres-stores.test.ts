@@ -1,5 +1,6 @@
 /** The PostgreSQL stores pass every conformance suite against a real server, one schema per test. */
 import {
+  blockageStoreSuite,
   eventStoreSuite,
   leaseStoreSuite,
   outboxStoreSuite,
@@ -24,4 +25,5 @@ whenPostgres(() => {
   queueStoreSuite({ name: 'postgres', open: () => openTestStores() });
   scheduleStoreSuite({ name: 'postgres', open: () => openTestStores() });
   outboxStoreSuite({ name: 'postgres', open: () => openTestStores() });
+  blockageStoreSuite({ name: 'postgres', open: () => openTestStores() });
 });

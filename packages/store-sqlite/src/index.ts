@@ -11,6 +11,7 @@ export {
   StoreClosedError,
 } from './errors.js';
 export { openSqliteStores, type SqliteStores, type SqliteStoresOptions } from './open.js';
+export { SqliteBlockageStore } from './sqlite-blockage-store.js';
 export { SqliteEventStore, type SqliteEventStoreOptions } from './sqlite-event-store.js';
 export { SqliteLeaseStore } from './sqlite-lease-store.js';
 export { SqliteOutboxStore } from './sqlite-outbox-store.js';

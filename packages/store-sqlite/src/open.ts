@@ -2,6 +2,7 @@
 import type { Stores } from '@skein/workflow-runtime';
 import { type ConnectionOptions, openConnection } from './connection.js';
 import { loadMigrations, migrate } from './migrate.js';
+import { SqliteBlockageStore } from './sqlite-blockage-store.js';
 import { SqliteEventStore } from './sqlite-event-store.js';
 import { SqliteLeaseStore } from './sqlite-lease-store.js';
 import { SqliteOutboxStore } from './sqlite-outbox-store.js';
@@ -32,6 +33,8 @@ export interface SqliteStores extends Stores {
   schedules: SqliteScheduleStore;
   /** The outbox: an append's messages commit in its transaction (O1). */
   outbox: SqliteOutboxStore;
+  /** Blockages of executions that could not be continued (adr/0058). */
+  blockages: SqliteBlockageStore;
   close(): Promise<void>;
 }
 
@@ -63,6 +66,7 @@ export function openSqliteStores(options: SqliteStoresOptions): SqliteStores {
     queues: new SqliteQueueStore(db),
     schedules: new SqliteScheduleStore(db),
     outbox: new SqliteOutboxStore(db),
+    blockages: new SqliteBlockageStore(db),
     close() {
       closing ??= events.drain().then(() => {
         db.close();

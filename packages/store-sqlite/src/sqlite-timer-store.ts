@@ -13,6 +13,7 @@ export class SqliteTimerStore implements TimerStore {
   private readonly statements: {
     insert: ReturnType<typeof insertTimer>;
     claimDue: ReturnType<typeof claimDueTimers>;
+    claimDueOf: ReturnType<typeof claimDueTimersOf>;
     claimOne: ReturnType<typeof claimTimer>;
     remove: ReturnType<typeof deleteTimer>;
     forExecution: ReturnType<typeof selectTimersOf>;
@@ -24,6 +25,7 @@ export class SqliteTimerStore implements TimerStore {
     this.statements = {
       insert: insertTimer(db),
       claimDue: claimDueTimers(db),
+      claimDueOf: claimDueTimersOf(db),
       claimOne: claimTimer(db),
       remove: deleteTimer(db),
       forExecution: selectTimersOf(db),
@@ -36,9 +38,14 @@ export class SqliteTimerStore implements TimerStore {
   }
 
   async claimDue(options: ClaimTimersOptions): Promise<Timer[]> {
-    const { now, limit, owner, claimTtlMs } = options;
+    const { now, limit, owner, claimTtlMs, workflows } = options;
+    const claim = { owner, until: now + claimTtlMs, now, limit };
+    const claimed =
+      workflows === undefined
+        ? this.statements.claimDue.all(claim)
+        : this.statements.claimDueOf.all({ ...claim, workflows: JSON.stringify(workflows) });
     // RETURNING gives no order; restore the oldest-first order the claim used.
-    return this.statements.claimDue.all({ owner, until: now + claimTtlMs, now, limit }).sort(byDueThenId);
+    return claimed.sort(byDueThenId);
   }
 
   async claim(timerId: string, options: Omit<ClaimTimersOptions, 'limit'>): Promise<boolean> {
@@ -81,6 +88,22 @@ function claimDueTimers(
     'UPDATE skein_timers SET claimed_by = @owner, claimed_until = @until WHERE timer_id IN (' +
       'SELECT timer_id FROM skein_timers WHERE due_at <= @now AND claimed_until <= @now ' +
       `ORDER BY due_at, timer_id LIMIT @limit) RETURNING ${TIMER_COLUMNS}`,
+  );
+}
+
+/** `claimDueTimers` of executions of the workflows in `workflows` (a JSON array of names). */
+function claimDueTimersOf(
+  db: Db,
+): Database.Statement<
+  { owner: string; until: number; now: number; limit: number; workflows: string },
+  Timer
+> {
+  return db.prepare(
+    'UPDATE skein_timers SET claimed_by = @owner, claimed_until = @until WHERE timer_id IN (' +
+      'SELECT t.timer_id FROM skein_timers t JOIN skein_executions x ON x.execution_id = t.execution_id ' +
+      'WHERE t.due_at <= @now AND t.claimed_until <= @now ' +
+      'AND x.workflow IN (SELECT value FROM json_each(@workflows)) ' +
+      `ORDER BY t.due_at, t.timer_id LIMIT @limit) RETURNING ${TIMER_COLUMNS}`,
   );
 }
 

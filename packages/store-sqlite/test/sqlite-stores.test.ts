@@ -1,5 +1,6 @@
 /** The SQLite stores pass every conformance suite, on a real file, in both durability modes. */
 import {
+  blockageStoreSuite,
   eventStoreSuite,
   leaseStoreSuite,
   outboxStoreSuite,
@@ -21,3 +22,4 @@ signalStoreSuite({ name: 'sqlite', open: () => openTempStores() });
 queueStoreSuite({ name: 'sqlite', open: () => openTempStores() });
 scheduleStoreSuite({ name: 'sqlite', open: () => openTempStores() });
 outboxStoreSuite({ name: 'sqlite', open: () => openTempStores() });
+blockageStoreSuite({ name: 'sqlite', open: () => openTempStores() });

@@ -6,6 +6,7 @@
  */
 import { isSupersededRefusal, type Subscription, type Transport } from '@skein/worker-runtime';
 import {
+  backingOff,
   EXECUTION_PENDING_TOPIC,
   type ExecutionPendingPayload,
   type ExecutionSummary,
@@ -14,6 +15,7 @@ import {
   leaseExpired,
   optionalPositiveMs,
   type Runtime,
+  repeatsBlockage,
   type Stores,
   walkExecutions,
 } from '@skein/workflow-runtime';
@@ -421,8 +423,15 @@ export class Supervisor {
     report.timersFired = due.length;
     for (const id of new Set(due.map((timer) => timer.executionId))) {
       if (this.inFlight.has(id)) continue;
-      this.launch(id, 'wake-up for a due timer', () => this.runtime.wake(id, { claimed: true }), false);
+      this.launch(id, 'wake-up for a due timer', () => this.wakeUnlessBackingOff(id), false);
     }
+  }
+
+  /** Wake `id` for its claimed timers, unless it is blocked and backing off (the claims lapse; a later tick tries). */
+  private async wakeUnlessBackingOff(id: string): Promise<void> {
+    const summary = await this.stores.events.getExecution(id);
+    if (summary !== null && (await backingOff(this.stores, summary, this.clock()))) return;
+    await this.runtime.wake(id, { claimed: true });
   }
 
   private async recoverExpired(report: TickReport): Promise<void> {
@@ -433,6 +442,8 @@ export class Supervisor {
       if (this.inFlight.has(id)) continue;
       const taken = await this.attempt(id, 'recovery', report, async () => {
         if (!(await expired(summary))) return false;
+        // A blocked execution is tried again only once its back-off has passed (adr/0058).
+        if (await backingOff(this.stores, summary, this.clock())) return false;
         // A queue recovers its own executions, through a lapsed slot, within its limits.
         if ((await this.queueClaims?.admitted([id]))?.has(id) === true) return false;
         return this.claim(id, 'running', summary.sequence);
@@ -485,7 +496,8 @@ export class Supervisor {
         if (isSupersededRefusal(error, id)) this.failures.clear(id);
         else {
           this.failures.record(id, phase, error, this.clock());
-          this.settledErrors.push([id, error]);
+          // A blockage is reported once, by the tick that met it first (adr/0058); it still counts toward the deadline.
+          if (!(await this.repeated(id, error))) this.settledErrors.push([id, error]);
         }
       } finally {
         if (holdsLease) await this.releaseClaim(id);
@@ -498,6 +510,14 @@ export class Supervisor {
       }
     })();
     this.inFlight.set(id, done);
+  }
+
+  private async repeated(id: string, error: unknown): Promise<boolean> {
+    try {
+      return await repeatsBlockage(this.stores, id, error);
+    } catch {
+      return false; // the store cannot say: report the error
+    }
   }
 
   /**

@@ -13,7 +13,7 @@ import type { Stores } from './spi.js';
 
 /** What {@link deadLetterExecution} needs. */
 export interface DeadLetterDeps {
-  stores: Pick<Stores, 'events' | 'timers' | 'leases'>;
+  stores: Pick<Stores, 'events' | 'timers' | 'leases' | 'blockages'>;
   clock: () => number;
   /** Owner of the execution lease to release, when this node holds it. */
   leaseOwner: string;
@@ -76,14 +76,19 @@ function isRace(error: unknown): boolean {
   );
 }
 
-/** Best-effort: complete the execution's timers and release our lease; failures are reported. */
+/** Best-effort: complete the execution's timers, forget its blockage, release our lease; failures are reported. */
 async function cleanUp(deps: DeadLetterDeps, executionId: string): Promise<void> {
-  const { timers, leases } = deps.stores;
+  const { timers, leases, blockages } = deps.stores;
   try {
     const pending = await timers.forExecution(executionId);
     await Promise.all(pending.map((timer) => timers.complete(timer.timerId)));
   } catch (error) {
     deps.onError(error, `timer cleanup after dead-lettering execution "${executionId}"`);
+  }
+  try {
+    await blockages?.clear(executionId);
+  } catch (error) {
+    deps.onError(error, `blockage cleanup after dead-lettering execution "${executionId}"`);
   }
   try {
     await leases.release(executionLeaseKey(executionId), deps.leaseOwner);

@@ -2,6 +2,7 @@
  * Fold: the execution state is a pure function of the log. The runtime applies each event
  * as it records it, and `fold` applies a whole log (optionally on top of a snapshot, L5).
  */
+import type { ExecutionBlocked } from './blockage.js';
 import type {
   CallKind,
   CancelRequestedPayload,
@@ -105,6 +106,12 @@ export interface ExecutionState {
    * or past it, throw `CancelledError` (adr/0013).
    */
   cancel?: { reason: string; boundary: number };
+  /**
+   * Why the log cannot be continued, while it still ends where a failed run found it
+   * (adr/0058); attached by `runtime.loadState` from `stores.blockages`, never folded from
+   * events nor kept in a snapshot.
+   */
+  blocked?: ExecutionBlocked;
 }
 
 /** The minimum an event needs to be folded. */

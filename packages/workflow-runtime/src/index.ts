@@ -7,6 +7,16 @@ export {
   type ExecutionHead,
   InvalidAppendError,
 } from './append-checks.js';
+export {
+  backingOff,
+  blockageStands,
+  blockedRetryAt,
+  type ExecutionBlocked,
+  isBlockingError,
+  MAX_BLOCKAGE_MESSAGE,
+  repeatsBlockage,
+  standingBlockage,
+} from './blockage.js';
 export type { CancelResult } from './cancellation.js';
 export { defaultChildId } from './child-call.js';
 export { Client, type ClientOptions, createClient } from './client.js';
@@ -112,6 +122,7 @@ export {
 } from './log-requests.js';
 export type { MaintenanceOptions, MaintenancePass } from './maintenance.js';
 export {
+  MemoryBlockageStore,
   MemoryEventStore,
   type MemoryEventStoreOptions,
   MemoryLeaseStore,
@@ -214,6 +225,9 @@ export type { SignalOptions, SignalResult } from './signal-send.js';
 export type {
   AppendRequest,
   AppendResult,
+  Blockage,
+  BlockageFailure,
+  BlockageStore,
   ClaimTimersOptions,
   EventDraft,
   EventStore,
@@ -241,6 +255,7 @@ export {
 } from './tenancy.js';
 export { TenantScopedEventStore } from './tenant-scoped-event-store.js';
 export {
+  TenantScopedBlockageStore,
   TenantScopedLeaseStore,
   TenantScopedSignalStore,
   TenantScopedSnapshotStore,

@@ -110,6 +110,19 @@ export class LogWriter {
     return this.state;
   }
 
+  /**
+   * Once the appends in flight have settled: the seq of the last event this writer made durable
+   * (the one before its first when it wrote none), or undefined when an append failed.
+   */
+  async settledSeq(): Promise<number | undefined> {
+    try {
+      await this.chain;
+    } catch {
+      return undefined; // the failure is the writer's (`failed`), reported by the run
+    }
+    return this.failure === undefined ? this.bufferStart - 1 : undefined;
+  }
+
   /** Write `message` to the store's outbox in the same append as the next flush's events (O1). */
   attachOutbox(message: OutboxMessage): void {
     this.outbox ??= [];

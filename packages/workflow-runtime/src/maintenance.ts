@@ -7,6 +7,7 @@
  * safely; a `Supervisor` given the runtime turns this off and does it instead.
  */
 import { z } from 'zod';
+import { backingOff, repeatsBlockage } from './blockage.js';
 import { InvalidInputError } from './errors.js';
 import { leaseExpired } from './lease-expired.js';
 import { executionLeaseKey } from './leases.js';
@@ -50,6 +51,8 @@ export interface MaintenanceDeps {
   onError: (error: unknown, context: string) => void;
   /** Whether this runtime runs workflow `name` (work of other workflows is left to others). */
   runs: (name: string) => boolean;
+  /** The names of the workflows this runtime runs: only their due timers are claimed. */
+  workflows: () => readonly string[];
   /** Whether a run of the execution is in progress here. */
   running: (executionId: string) => boolean;
   /** The run of the execution in progress here, if any: settles when it has ended. */
@@ -137,7 +140,10 @@ export class Maintenance {
   private async fireTimers(done: MaintenancePass): Promise<void> {
     if (this.free() <= 0) return;
     const { stores, owner, ttlMs, clock } = this.deps;
-    const due = await stores.timers.claimDue({ now: clock(), limit: this.free(), owner, claimTtlMs: ttlMs });
+    // Only timers this runtime can act on: another runtime's stay due for it (not claimed here for ttlMs).
+    const workflows = this.deps.workflows();
+    const claim = { now: clock(), limit: this.free(), owner, claimTtlMs: ttlMs, workflows };
+    const due = await stores.timers.claimDue(claim);
     // Launched at once, so a `runtime.wake` of the same execution finds this work and waits.
     for (const id of new Set(due.map((timer) => timer.executionId))) {
       if (this.inFlight.has(id)) continue;
@@ -156,10 +162,16 @@ export class Maintenance {
     }
   }
 
-  /** Wake `id` unless its workflow is not one this runtime runs (its claim lapses for a node that does). */
+  /**
+   * Wake `id` unless its workflow is not one this runtime runs (its claim lapses for a node that
+   * does) or it is blocked and backing off (the claim lapses and a later pass tries again).
+   */
   private async wakeIfRun(id: string): Promise<void> {
-    const summary = await this.deps.stores.events.getExecution(id);
-    if (summary !== null && this.deps.runs(summary.workflow)) await this.deps.wake(id);
+    const { stores, clock } = this.deps;
+    const summary = await stores.events.getExecution(id);
+    if (summary === null || !this.deps.runs(summary.workflow)) return;
+    if (await backingOff(stores, summary, clock())) return;
+    await this.deps.wake(id);
   }
 
   /**
@@ -174,6 +186,9 @@ export class Maintenance {
       if (this.inFlight.has(id) || this.deps.running(id) || !this.deps.runs(summary.workflow)) continue;
       try {
         if (status === 'running' && !(await expired(summary))) continue;
+        // A blocked execution is tried again only once its back-off has passed (adr/0058).
+        if (status === 'running' && (await backingOff(this.deps.stores, summary, this.deps.clock())))
+          continue;
         // Work a queue admits is claimed within its limits, by a Supervisor (docs/queues.md).
         if ((await this.deps.stores.queues?.admitting([id]))?.length) continue;
         if (!(await this.take(summary))) continue;
@@ -204,13 +219,23 @@ export class Maintenance {
       try {
         await work();
       } catch (error) {
-        this.deps.onError(error, `maintenance: ${phase} of execution "${id}"`);
+        // A blockage is reported once, by the pass that met it first (adr/0058).
+        if (!(await this.repeated(id, error)))
+          this.deps.onError(error, `maintenance: ${phase} of execution "${id}"`);
       } finally {
         if (holdsLease) await this.release(id);
         this.inFlight.delete(id);
       }
     })();
     this.inFlight.set(id, done);
+  }
+
+  private async repeated(id: string, error: unknown): Promise<boolean> {
+    try {
+      return await repeatsBlockage(this.deps.stores, id, error);
+    } catch {
+      return false; // the store cannot say: report the error
+    }
   }
 
   private async release(id: string): Promise<void> {

@@ -4,6 +4,7 @@
  * work after it ends or suspends (queue item, timer rows, the wake-up timer). The `Runtime`
  * facade (`runtime.ts`) validates what callers pass and hands the runs to this module.
  */
+import { isBlockingError, recordBlockage } from './blockage.js';
 import type { Codec } from './codec.js';
 import type { DestinationShares } from './destination-shares.js';
 import { ExecutionAlreadyExistsError, StartFencedOutError, UnknownWorkflowError } from './errors.js';
@@ -334,8 +335,9 @@ export class RunLifecycle {
           await afterFeatureRun(this.features, definition, run, result);
         return result;
       },
-      (error: unknown) => {
+      async (error: unknown) => {
         this.bodyEnded(executionId, run);
+        await this.noteBlockage(executionId, writer, error);
         throw error;
       },
     );
@@ -355,6 +357,22 @@ export class RunLifecycle {
       // The slot lapses at its TTL instead; the queue admits the execution again then.
       this.onError(error, `release of the queue slot of suspended execution "${executionId}"`);
     }
+  }
+
+  /**
+   * A run that failed with an error every run of this log meets again: record the blockage at
+   * the last seq the run made durable, before its caller hears of the error (adr/0058).
+   */
+  private async noteBlockage(executionId: string, writer: LogWriter, error: unknown): Promise<void> {
+    if (this.stores.blockages === undefined || !isBlockingError(error)) return;
+    const seq = await writer.settledSeq();
+    if (seq === undefined || seq < 0) return; // fenced out, or nothing of the execution exists
+    await recordBlockage(
+      { stores: this.stores, clock: this.clock, onError: this.onError },
+      executionId,
+      seq,
+      error,
+    );
   }
 
   private async afterRun(executionId: string, run: ExecutionRun, outcome: RunOutcome): Promise<void> {

@@ -6,6 +6,7 @@
  * nothing when it is terminal.
  */
 import { z } from 'zod';
+import { blockageStands, blockedView } from './blockage.js';
 import { type CancelResult, cancelExecution } from './cancellation.js';
 import { Codec, DEFAULT_MAX_PAYLOAD_BYTES } from './codec.js';
 import { deadLetterExecution } from './dead-letter.js';
@@ -189,7 +190,7 @@ export class Runtime {
       features: this.features,
       runFeatures: runFeatures(this.features),
       closed: () => this.closed,
-      loadState: (id) => this.loadState(id),
+      loadState: (id) => loadState(this.stores, id, this.codec),
     });
     if (maintains) this.startMaintenance(maintenance ?? {});
   }
@@ -203,6 +204,7 @@ export class Runtime {
         clock: this.clock,
         onError: this.onError,
         runs: (name) => this.registry.has(name),
+        workflows: () => this.registry.workflowNames(),
         running: (id) => this.lifecycle.active.has(id),
         runOf: (id) => this.lifecycle.active.get(id),
         execute: ({ executionId, workflow }) => {
@@ -517,7 +519,7 @@ export class Runtime {
    * const { items, nextCursor } = await runtime.list({ status: 'suspended', limit: 50 });
    */
   async list(query: ListQuery = {}): Promise<ListPage> {
-    return listExecutions(this.stores.events, this.registry, query);
+    return listExecutions(this.stores.events, this.registry, query, this.stores.blockages);
   }
 
   /** Ids of the executions with a run in progress in this runtime (a suspended one has none). */
@@ -538,7 +540,14 @@ export class Runtime {
   /** The folded state of an execution, from its newest snapshot and the events after it; null if none. */
   async loadState(executionId: string): Promise<ExecutionState | null> {
     assertExecutionId(executionId, 'loadState');
-    return loadState(this.stores, executionId, this.codec);
+    const [state, blockage] = await Promise.all([
+      loadState(this.stores, executionId, this.codec),
+      this.stores.blockages?.get(executionId),
+    ]);
+    // A blockage shows while the log still ends where the failed run found it (adr/0058).
+    if (state === null || blockage === undefined || blockage === null || !blockageStands(blockage, state))
+      return state;
+    return { ...state, blocked: blockedView(blockage) };
   }
 
   /** The log of an execution, decoded, in seq order. */
@@ -611,7 +620,7 @@ export class Runtime {
       childRecheckMs,
       maxPendingSignals,
       onError: this.onError,
-      loadState: (id) => this.loadState(id),
+      loadState: (id) => loadState(this.stores, id, this.codec),
       resumes: new Map(),
       bodyRunning: (id) => this.lifecycle.bodies.has(id),
       closed: () => this.closed,

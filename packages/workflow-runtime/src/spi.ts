@@ -136,6 +136,12 @@ export interface ClaimTimersOptions {
   owner: string;
   /** The claim lapses after this long unless the timer is completed (a crashed claimer). */
   claimTtlMs: number;
+  /**
+   * Only timers of executions of these workflows, by name, so a runtime claims only what it
+   * can run and leaves the rest due for a runtime that registers them; an empty list claims
+   * none, and a timer whose execution has no seq 0 matches no list (default: every timer).
+   */
+  workflows?: readonly string[];
 }
 
 /** Durable timers (sleeps, step retries). A due timer is claimed by exactly one claimer. */
@@ -145,7 +151,7 @@ export interface TimerStore {
   /** Claim due timers, oldest due first; a claimed timer is not returned again until its claim lapses. */
   claimDue(options: ClaimTimersOptions): Promise<Timer[]>;
   /** Claim one timer by id if it is due and unclaimed; true when this caller got it. */
-  claim(timerId: string, options: Omit<ClaimTimersOptions, 'limit'>): Promise<boolean>;
+  claim(timerId: string, options: Omit<ClaimTimersOptions, 'limit' | 'workflows'>): Promise<boolean>;
   /** Delete a timer (it fired). */
   complete(timerId: string): Promise<void>;
   /** Timers of one execution. */
@@ -254,6 +260,55 @@ export interface SignalStore {
   clear(executionId: string): Promise<void>;
 }
 
+/**
+ * Why an execution's log could not be continued: a run of it failed with an error that every
+ * run of the same log meets again (a `NonDeterminismError` after a deploy), recorded by the
+ * runtime whose run failed (adr/0058). It stands only while the log still ends at `seq`: any
+ * event written since (a fixed deploy's run, a cancellation, a dead letter) makes it void.
+ */
+export interface Blockage {
+  executionId: string;
+  /** The log's last seq when the run failed. */
+  seq: number;
+  /** Stable code of the error (`NON_DETERMINISM`). */
+  code: string;
+  /** The error's message (at most `MAX_BLOCKAGE_MESSAGE` characters). */
+  message: string;
+  /** When a run first failed at this seq, in ms since the epoch. */
+  since: number;
+  /** Runs that failed at this seq, an integer >= 1. */
+  attempts: number;
+  /** When the latest of them failed, in ms since the epoch. */
+  lastAt: number;
+}
+
+/** A failed run, as {@link BlockageStore.record} takes it. */
+export interface BlockageFailure {
+  executionId: string;
+  seq: number;
+  code: string;
+  message: string;
+  /** When the run failed, in ms since the epoch. */
+  at: number;
+}
+
+/**
+ * Blockages, one row per execution (adr/0058). `record` is one atomic step: at the seq of the
+ * row it counts one more attempt and keeps `since`; at another seq (or with no row) it starts
+ * over with `attempts: 1`. Rows are kept as recorded: whether one still stands is the reader's
+ * check against the log (`blockageStands`).
+ */
+export interface BlockageStore {
+  /** Record a failed run and return the row as stored. */
+  record(failure: BlockageFailure): Promise<Blockage>;
+  /** The row of one execution, standing or not, or null. */
+  get(executionId: string): Promise<Blockage | null>;
+  /** Rows ordered by execution id, after `after` (default: from the first), at most `limit` (an integer >= 1). */
+  list(query: { after?: string; limit: number }): Promise<Blockage[]>;
+  /** Delete the row of one execution (none: nothing happens). */
+  clear(executionId: string): Promise<void>;
+}
+
 /** The stores one runtime works on. */
 export interface Stores {
   events: EventStore;
@@ -272,6 +327,12 @@ export interface Stores {
    * repository has one).
    */
   outbox?: OutboxStore;
+  /**
+   * Blockages (adr/0058): why an execution could not be continued, for `loadState(id).blocked`,
+   * `list({ blocked: true })` and the back-off of maintenance and supervisors (default: none,
+   * and nothing is recorded; every store of this repository has one).
+   */
+  blockages?: BlockageStore;
   /** Release connections and files. */
   close(): void | Promise<void>;
 }

@@ -51,10 +51,12 @@ const STORE_NAMES = ['events', 'snapshots', 'timers', 'leases', 'signals'] as co
  * Throws `TenantScopeError` when some are scoped and others are not, or to other tenants.
  */
 export function storesTenant(stores: Stores): string | undefined {
-  const tenants = STORE_NAMES.map((name) => tenantOf(stores[name]));
+  // The blockage store is optional; when there is one, it must be scoped as the others are.
+  const names = stores.blockages === undefined ? STORE_NAMES : [...STORE_NAMES, 'blockages' as const];
+  const tenants = names.map((name) => tenantOf(stores[name]!));
   const first = tenants.find((tenant) => tenant !== undefined);
   if (tenants.every((tenant) => tenant === first)) return first;
-  const scopes = STORE_NAMES.map(
+  const scopes = names.map(
     (name, i) => `${name} ${tenants[i] === undefined ? 'unscoped' : `"${tenants[i]}"`}`,
   );
   throw new TenantScopeError(

@@ -6,6 +6,9 @@
 
 import { TenantScopeError } from './errors.js';
 import type {
+  Blockage,
+  BlockageFailure,
+  BlockageStore,
   Lease,
   LeaseStore,
   PendingSignalsQuery,
@@ -175,6 +178,45 @@ export class TenantScopedSignalStore implements SignalStore, TenantScoped {
   }
 }
 
+/** Blockages of one tenant: rows are kept under the scoped execution id; a listing sees the tenant's only. */
+export class TenantScopedBlockageStore implements BlockageStore, TenantScoped {
+  private readonly prefix: string;
+  readonly [TENANT_SCOPE]: string;
+
+  constructor(
+    private readonly inner: BlockageStore,
+    tenant: string,
+  ) {
+    this.prefix = tenantPrefix(tenant, 'TenantScopedBlockageStore');
+    this[TENANT_SCOPE] = tenant;
+  }
+
+  async record(failure: BlockageFailure): Promise<Blockage> {
+    return this.unscope(
+      await this.inner.record({ ...failure, executionId: this.prefix + failure.executionId }),
+    );
+  }
+
+  async get(executionId: string): Promise<Blockage | null> {
+    const row = await this.inner.get(this.prefix + executionId);
+    return row === null ? null : this.unscope(row);
+  }
+
+  async list(query: { after?: string; limit: number }): Promise<Blockage[]> {
+    // Ids are ordered by code point, so the tenant's rows are the run that starts with its prefix.
+    const rows = await this.inner.list({ after: this.prefix + (query.after ?? ''), limit: query.limit });
+    return rows.filter((row) => row.executionId.startsWith(this.prefix)).map((row) => this.unscope(row));
+  }
+
+  clear(executionId: string): Promise<void> {
+    return this.inner.clear(this.prefix + executionId);
+  }
+
+  private unscope(row: Blockage): Blockage {
+    return { ...row, executionId: row.executionId.slice(this.prefix.length) };
+  }
+}
+
 /**
  * Every store of `stores` scoped to one tenant.
  * @example
@@ -187,6 +229,9 @@ export function tenantScopedStores(stores: Stores, tenant: string): Stores {
     timers: new TenantScopedTimerStore(stores.timers, tenant),
     leases: new TenantScopedLeaseStore(stores.leases, tenant),
     signals: new TenantScopedSignalStore(stores.signals, tenant),
+    ...(stores.blockages === undefined
+      ? {}
+      : { blockages: new TenantScopedBlockageStore(stores.blockages, tenant) }),
     close: () => stores.close(),
   };
 }

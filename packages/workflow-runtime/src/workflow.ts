@@ -168,6 +168,11 @@ export class WorkflowRegistry {
     return versions !== undefined && (version === undefined || versions.has(version));
   }
 
+  /** The registered workflow names, each once (without versions). */
+  workflowNames(): string[] {
+    return [...this.byName.keys()];
+  }
+
   /** `name@version` of everything registered. */
   names(): string[] {
     return [...this.byName].flatMap(([name, versions]) => [...versions.keys()].map((v) => `${name}@${v}`));

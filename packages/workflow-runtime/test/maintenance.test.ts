@@ -104,6 +104,45 @@ describe.each(backings)('in-process maintenance (%s store)', (_, open) => {
     expect(h.backgroundErrors).toEqual([]);
   });
 
+  test('a pass claims only due timers of workflows its runtime registers: the runtime that has them wakes theirs at once', async () => {
+    const backing = h.open();
+    let now = Date.UTC(2026, 11, 1);
+    const clock = () => now;
+    const napper = (name: string) =>
+      defineWorkflow({
+        name,
+        input: z.null(),
+        async run(ctx) {
+          await ctx.sleep('nap', 60_000);
+          return `${name} rested`;
+        },
+      });
+    const alpha = napper('alpha');
+    const beta = napper('beta');
+    const starter = h.runtime({
+      stores: backing.stores,
+      workflows: [alpha, beta],
+      clock,
+      maintenance: false,
+    });
+    await starter.start(alpha, null, { executionId: 'a-1' });
+    await starter.start(beta, null, { executionId: 'b-1' });
+    await until(async () => (await starter.loadState('a-1'))?.status === 'suspended');
+    await until(async () => (await starter.loadState('b-1'))?.status === 'suspended');
+    await starter.close();
+    // Two processes on one store, each with its own workflows; their first passes find nothing due.
+    const ofAlpha = h.runtime({ stores: backing.reopen(), workflows: [alpha], clock });
+    const ofBeta = h.runtime({ stores: backing.reopen(), workflows: [beta], clock });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    now += 60_000;
+    // The alpha one passes first.
+    expect(await ofAlpha.maintain()).toEqual({ claimed: [], recovered: [], woken: ['a-1'] });
+    expect(await ofBeta.maintain()).toEqual({ claimed: [], recovered: [], woken: ['b-1'] });
+    expect(await ofAlpha.handle('a-1').result()).toBe('alpha rested');
+    expect(await ofBeta.handle('b-1').result()).toBe('beta rested');
+    expect(h.backgroundErrors).toEqual([]);
+  });
+
   test('L7: bad maintenance options are refused with the field named', () => {
     const { stores } = h.open();
     expect(() => h.runtime({ stores, workflows: [job], maintenance: { intervalMs: 0 } })).toThrow(

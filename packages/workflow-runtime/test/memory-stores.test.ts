@@ -1,5 +1,6 @@
 /** The in-memory reference stores pass every conformance suite. */
 import {
+  blockageStoreSuite,
   eventStoreSuite,
   leaseStoreSuite,
   outboxStoreSuite,
@@ -21,3 +22,4 @@ signalStoreSuite({ name: 'memory', open });
 queueStoreSuite({ name: 'memory', open });
 scheduleStoreSuite({ name: 'memory', open: open });
 outboxStoreSuite({ name: 'memory', open });
+blockageStoreSuite({ name: 'memory', open });

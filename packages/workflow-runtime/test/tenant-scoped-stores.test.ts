@@ -77,3 +77,28 @@ describe.each(backings)('tenantScopedStores on %s', (_name, openBacking) => {
     ).rejects.toBeInstanceOf(TenantScopeError);
   });
 });
+
+describe.each(backings)('tenant-scoped blockages on %s', (_name, openBacking) => {
+  const h = harness(openBacking);
+
+  it('adr/0058: two tenants blocked at the same id see their own blockage only; a runtime refuses unscoped blockages', async () => {
+    const { stores } = h.open();
+    const acme = tenantScopedStores(stores, 'acme');
+    const globex = tenantScopedStores(stores, 'globex');
+    const failure = { seq: 3, code: 'NON_DETERMINISM', message: 'diverged', at: 1_000 };
+    await acme.blockages?.record({ executionId: 'same', ...failure });
+    await globex.blockages?.record({ executionId: 'same', ...failure, message: 'globex diverged' });
+    await globex.blockages?.record({ executionId: 'other', ...failure });
+    expect(await acme.blockages?.get('same')).toMatchObject({ executionId: 'same', message: 'diverged' });
+    expect(await acme.blockages?.get('other')).toBeNull();
+    expect((await acme.blockages?.list({ limit: 10 }))?.map((row) => row.executionId)).toEqual(['same']);
+    expect((await globex.blockages?.list({ limit: 10 }))?.map((row) => row.executionId)).toEqual([
+      'other',
+      'same',
+    ]);
+    expect((await stores.blockages?.get('globex/same'))?.message).toBe('globex diverged');
+    expect(() =>
+      h.runtime({ stores: { ...acme, blockages: stores.blockages }, workflows: [counter] }),
+    ).toThrow(TenantScopeError);
+  });
+});

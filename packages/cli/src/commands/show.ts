@@ -1,5 +1,5 @@
 /** `skein show ID [--json]`: an execution's state, its calls with attempts and durations, its takeovers. */
-import type { Stores } from '@skein/workflow-runtime';
+import type { ExecutionState, Stores } from '@skein/workflow-runtime';
 import { executionDetail } from '../inspect.js';
 import { duration, fields, type Io, iso, json, table } from '../output.js';
 import { errorText, short } from '../timeline.js';
@@ -22,6 +22,7 @@ export async function showCommand(
       ['execution', state.executionId],
       ['workflow', `${state.workflow} v${state.version}`],
       ['status', state.status],
+      ['blocked', blockedText(state.blocked)],
       ['seq', state.sequence],
       ['fence', state.fence],
       ['started', iso(state.startedAt)],
@@ -77,4 +78,11 @@ function waitingFor(state: {
     ...state.timers.map((timer) => `timer due ${iso(timer.dueAt)}`),
   ];
   return parts.length === 0 ? undefined : parts.join(', ');
+}
+
+/** A standing blockage in one line: code, since when, attempts, next automatic try, message. */
+function blockedText(blocked: ExecutionState['blocked']): string | undefined {
+  if (blocked === undefined) return undefined;
+  const { code, since, attempts, retryAt, message } = blocked;
+  return `${code} since ${iso(since)} (${attempts} attempts, next try ${iso(retryAt)}): ${short(message, 300)}`;
 }

@@ -110,6 +110,7 @@ export function executionPage(
 <h1>Execution <span class="mono">${id}</span> ${status(state.status)}</h1>
 <dl class="fields">
 <dt>workflow</dt><dd>${state.workflow} v${state.version}</dd>
+${state.blocked === undefined ? '' : html`<dt>blocked</dt><dd class="err" id="blocked">${state.blocked.code} since ${iso(state.blocked.since)} (${state.blocked.attempts} attempts, next try ${iso(state.blocked.retryAt)}): ${state.blocked.message}</dd>`}
 <dt>seq / fence</dt><dd>${state.sequence} / ${state.fence}</dd>
 <dt>started</dt><dd class="mono">${iso(state.startedAt)}</dd>
 <dt>updated</dt><dd class="mono">${iso(state.updatedAt)}</dd>

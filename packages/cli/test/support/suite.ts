@@ -2,6 +2,8 @@
  * The end-to-end cases every store runs: the real `skein` executable as a child process over
  * a store that a real runtime wrote (see fixture.ts), and the log read back afterwards.
  */
+
+import { createInspector } from '@skein/cli';
 import { Supervisor } from '@skein/worker-runtime-local';
 import { createRuntime, type Envelope, type Stores } from '@skein/workflow-runtime';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -112,6 +114,42 @@ export function cliSuite(options: CliSuiteOptions): void {
         all.items.slice(0, 8).map((i) => i.executionId),
       );
       expect((await run('list', '--limit', '4')).stdout).toContain(`more: pass --cursor ${first.nextCursor}`);
+    });
+
+    it('list --blocked and show: a standing blockage with why; one the log has moved past is not shown', async () => {
+      const blockages = store.stores.blockages!;
+      const waiting = (await store.stores.events.getExecution('order-waiting'))!;
+      const message = 'replay of "order-waiting" diverged at position 1: the log holds step "reserve"';
+      await blockages.record({
+        executionId: 'order-waiting',
+        seq: waiting.sequence,
+        code: 'NON_DETERMINISM',
+        message,
+        at: 1_700_000_000_000,
+      });
+      await blockages.record({
+        executionId: 'nap-1',
+        seq: 0,
+        code: 'NON_DETERMINISM',
+        message,
+        at: 1_700_000_000_000,
+      });
+      const listed = JSON.parse((await run('list', '--blocked', '--json')).stdout) as {
+        items: { executionId: string; status: string; blocked: { code: string; attempts: number } }[];
+      };
+      expect(listed.items.map((i) => [i.executionId, i.status, i.blocked.code, i.blocked.attempts])).toEqual([
+        ['order-waiting', 'suspended', 'NON_DETERMINISM', 1],
+      ]);
+      const table = await run('list', '--blocked');
+      expect(table.stdout).toMatch(/order-waiting.*2023-11-14T22:13:20.000Z\s*│\s*1\s*│\s*NON_DETERMINISM: /);
+      expect(table.stdout).not.toContain('nap-1');
+      const shown = await run('show', 'order-waiting');
+      expect(shown.stdout).toMatch(/blocked:\s+NON_DETERMINISM since 2023-11-14T22:13:20.000Z \(1 attempts/);
+      expect((await run('show', 'nap-1')).stdout).not.toContain('blocked:');
+      const inspector = createInspector({ stores: store.stores, label: 'test' });
+      const page = await (await inspector.request('/executions/order-waiting')).text();
+      expect(page).toMatch(/id="blocked">NON_DETERMINISM since 2023-11-14T22:13:20.000Z \(1 attempts/);
+      expect(await (await inspector.request('/executions/nap-1')).text()).not.toContain('id="blocked"');
     });
 
     it('show: the state, every call with its attempts and the errors of its retries, the writers', async () => {

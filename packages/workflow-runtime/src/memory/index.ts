@@ -1,5 +1,6 @@
 /** In-memory implementations of every store SPI. */
 import type { Stores } from '../spi.js';
+import { MemoryBlockageStore } from './memory-blockage-store.js';
 import { MemoryEventStore, type MemoryEventStoreOptions } from './memory-event-store.js';
 import { MemoryLeaseStore } from './memory-lease-store.js';
 import { MemoryOutboxStore } from './memory-outbox-store.js';
@@ -9,6 +10,7 @@ import { MemorySignalStore } from './memory-signal-store.js';
 import { MemorySnapshotStore } from './memory-snapshot-store.js';
 import { MemoryTimerStore } from './memory-timer-store.js';
 
+export { MemoryBlockageStore } from './memory-blockage-store.js';
 export { MemoryEventStore, type MemoryEventStoreOptions } from './memory-event-store.js';
 export { MemoryLeaseStore } from './memory-lease-store.js';
 export { MemoryOutboxStore } from './memory-outbox-store.js';
@@ -18,9 +20,10 @@ export { MemorySignalStore } from './memory-signal-store.js';
 export { MemorySnapshotStore } from './memory-snapshot-store.js';
 export { MemoryTimerStore } from './memory-timer-store.js';
 
-/** Every store in memory, the outbox included. */
+/** Every store in memory, the outbox and the blockages included. */
 export interface MemoryStores extends Stores {
   outbox: MemoryOutboxStore;
+  blockages: MemoryBlockageStore;
 }
 
 /**
@@ -30,15 +33,17 @@ export interface MemoryStores extends Stores {
  */
 export function openMemoryStores(options: MemoryEventStoreOptions = {}): MemoryStores {
   const outbox = options.outbox ?? new MemoryOutboxStore();
+  const events = new MemoryEventStore({ ...options, outbox });
   return {
-    events: new MemoryEventStore({ ...options, outbox }),
+    events,
     outbox,
     snapshots: new MemorySnapshotStore(),
-    timers: new MemoryTimerStore(),
+    timers: new MemoryTimerStore((executionId) => events.workflowOf(executionId)),
     leases: new MemoryLeaseStore(),
     signals: new MemorySignalStore(),
     queues: new MemoryQueueStore(),
     schedules: new MemoryScheduleStore(),
+    blockages: new MemoryBlockageStore(),
     close() {},
   };
 }

@@ -97,6 +97,12 @@ export class MemoryEventStore implements EventStore {
     return execution === undefined || execution.lastSeq < 0 ? null : summary(executionId, execution);
   }
 
+  /** The workflow of an execution whose seq 0 exists, else undefined (synchronous, for the memory timer store). */
+  workflowOf(executionId: string): string | undefined {
+    const execution = this.executions.get(executionId);
+    return execution === undefined || execution.lastSeq < 0 ? undefined : execution.workflow;
+  }
+
   async listExecutions(query: ListExecutionsQuery = {}): Promise<ExecutionPage> {
     const limit = listLimit(query.limit);
     const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor);

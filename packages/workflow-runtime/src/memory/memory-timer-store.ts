@@ -6,9 +6,16 @@ interface Row extends Timer {
   claimedUntil: number;
 }
 
-/** Durable-timer semantics held in memory: a due timer is claimed by one claimer at a time. */
+/**
+ * Durable-timer semantics held in memory: a due timer is claimed by one claimer at a time.
+ * `claimDue({ workflows })` asks `workflowOf` for each timer's workflow (`openMemoryStores`
+ * passes its event store's); without it, a filtered claim matches no timer.
+ */
 export class MemoryTimerStore implements TimerStore {
   private readonly timers = new Map<string, Row>();
+
+  /** @param workflowOf the workflow of an execution whose seq 0 exists, else undefined */
+  constructor(private readonly workflowOf: (executionId: string) => string | undefined = () => undefined) {}
 
   async schedule(timer: Timer): Promise<void> {
     if (!this.timers.has(timer.timerId)) this.timers.set(timer.timerId, { ...timer, claimedUntil: 0 });
@@ -17,10 +24,16 @@ export class MemoryTimerStore implements TimerStore {
   async claimDue(options: ClaimTimersOptions): Promise<Timer[]> {
     const due = [...this.timers.values()]
       .filter((row) => row.dueAt <= options.now && row.claimedUntil <= options.now)
+      .filter((row) => options.workflows === undefined || this.runsIn(row, options.workflows))
       .sort((a, b) => a.dueAt - b.dueAt || (a.timerId < b.timerId ? -1 : 1))
       .slice(0, options.limit);
     for (const row of due) take(row, options);
     return due.map(plain);
+  }
+
+  private runsIn(row: Row, workflows: readonly string[]): boolean {
+    const workflow = this.workflowOf(row.executionId);
+    return workflow !== undefined && workflows.includes(workflow);
   }
 
   async claim(timerId: string, options: Omit<ClaimTimersOptions, 'limit'>): Promise<boolean> {
