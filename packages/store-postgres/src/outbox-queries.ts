@@ -209,3 +209,25 @@ export function publishAllQuery(claims: readonly { id: string; token: string }[]
     values: [claims.map((c) => c.id), claims.map((c) => c.token), now],
   };
 }
+
+/**
+ * Delete up to `limit` published deliveries settled before `before` (oldest message first,
+ * skipping rows another pruner holds) and their ledger rows, in one statement.
+ */
+export function pruneQuery(before: number, limit: number): Query {
+  return {
+    name: 'skein_outbox_prune',
+    text: `
+WITH old AS (
+  SELECT message_id FROM skein_outbox_deliveries
+  WHERE status = 'published' AND settled_at < $1
+  ORDER BY message_id LIMIT $2 FOR UPDATE SKIP LOCKED
+),
+gone AS (
+  DELETE FROM skein_outbox_deliveries d USING old WHERE d.message_id = old.message_id
+  RETURNING d.message_id
+)
+DELETE FROM skein_outbox_events e USING gone WHERE e.message_id = gone.message_id`,
+    values: [before, limit],
+  };
+}
