@@ -21,7 +21,7 @@ import {
   type Stores,
 } from '@skein/workflow-runtime';
 import { OutboxMissingError, TransportClosedError } from './errors.js';
-import { OutboxRetention, type OutboxRetentionOptions } from './outbox-retention.js';
+import { type OutboxRetention, type OutboxRetentionOptions, retentionOf } from './outbox-retention.js';
 import { WAKEUP_CHANNEL_OUTBOX } from './store-transport.js';
 import type { WakeupSource } from './supervisor-wakeups.js';
 
@@ -113,16 +113,13 @@ export class OutboxPublisher {
     this.onError = options.onError ?? ((error, context) => console.error(`skein: ${context}:`, error));
     this.wakeups = options.wakeups;
     this.validate();
-    this.retention =
-      options.retention === false
-        ? undefined
-        : new OutboxRetention(
-            this.outbox,
-            options.retention ?? {},
-            this.clock,
-            this.onError,
-            'OutboxPublisher options',
-          );
+    this.retention = retentionOf(
+      this.outbox,
+      options.retention,
+      this.clock,
+      this.onError,
+      'OutboxPublisher options',
+    );
   }
 
   /** Relay until `stop()`: each loop claims, publishes and settles a batch, then looks again. */

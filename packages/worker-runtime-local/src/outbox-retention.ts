@@ -87,3 +87,14 @@ export class OutboxRetention {
       });
   }
 }
+
+/** The retention an option asks for: none for `false`, the defaults for `undefined`. */
+export function retentionOf(
+  outbox: OutboxStore,
+  option: OutboxRetentionOptions | false | undefined,
+  clock: () => number,
+  onError: (error: unknown, context: string) => void,
+  where: string,
+): OutboxRetention | undefined {
+  return option === false ? undefined : new OutboxRetention(outbox, option ?? {}, clock, onError, where);
+}

@@ -28,7 +28,7 @@ import {
   type Stores,
 } from '@skein/workflow-runtime';
 import { OutboxMissingError, TransportClosedError } from './errors.js';
-import { OutboxRetention, type OutboxRetentionOptions } from './outbox-retention.js';
+import { type OutboxRetention, type OutboxRetentionOptions, retentionOf } from './outbox-retention.js';
 import type { WakeupSource } from './supervisor-wakeups.js';
 
 /** Options of {@link StoreTransport}. */
@@ -94,16 +94,13 @@ export class StoreTransport implements Transport {
     const issues = positive({ leaseMs: this.leaseMs, pollIntervalMs: this.pollIntervalMs });
     issues.push(...backoffIssues('retry', { initialMs: this.initialMs, maxMs: this.maxMs }));
     if (issues.length > 0) throw new InvalidInputError('StoreTransport options', issues);
-    this.retention =
-      options.retention === false
-        ? undefined
-        : new OutboxRetention(
-            this.outbox,
-            options.retention ?? {},
-            this.clock,
-            this.onError,
-            'StoreTransport options',
-          );
+    this.retention = retentionOf(
+      this.outbox,
+      options.retention,
+      this.clock,
+      this.onError,
+      'StoreTransport options',
+    );
   }
 
   /** Every message is in the outbox already: publishing confirms each at once. */

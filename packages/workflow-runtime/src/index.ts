@@ -162,6 +162,7 @@ export {
   type QueueOptions,
   QueueRegistry,
 } from './queues/define-queue.js';
+export { type QueueItemRow, queueEntryOf, queueItemOf } from './queues/queue-rows.js';
 export type {
   ClaimQueueOptions,
   QueueEnqueueResult,
