@@ -6,8 +6,7 @@
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { AmqpTransport, type AmqpTransportOptions, topologyOf } from '@skein/broker-amqp';
-import { backoffCeiling } from '@skein/worker-runtime';
+import { AmqpTransport, type AmqpTransportOptions, retryCeilings, topologyOf } from '@skein/broker-amqp';
 import { Connection } from 'rabbitmq-client';
 import { it } from 'vitest';
 
@@ -74,11 +73,11 @@ export async function deleteTopology(
   retry = TEST_RETRY,
 ): Promise<void> {
   const t = topologyOf(prefix);
-  const ceilings = new Set(Array.from({ length: 64 }, (_, i) => backoffCeiling(i + 1, retry)));
+  const ceilings = retryCeilings(retry);
   const connection = new Connection({ url: AMQP_URL });
   connection.on('error', () => undefined);
   try {
-    const retryQueues = [...ceilings].map((ms) => t.retryQueueOf(ms));
+    const retryQueues = ceilings.map((ms) => t.retryQueueOf(ms));
     for (const queue of [...topics.map((topic) => t.queueOf(topic)), t.quarantineQueue, ...retryQueues])
       await connection.queueDelete({ queue }).catch(() => undefined);
     for (const exchange of [t.exchange, t.quarantineExchange, t.retryExchange])
