@@ -104,10 +104,10 @@ export function selectDelivery(db: Db): Database.Statement<[string], OutboxDeliv
   );
 }
 
-/** The deliveries claimed under one token. */
+/** The deliveries of a JSON array of message ids (by primary key: a claim reads back what it took). */
 export function selectClaimed(db: Db): Database.Statement<[string], OutboxDelivery> {
   return db.prepare<[string], OutboxDelivery>(
-    `SELECT ${DELIVERY_COLUMNS} FROM ${JOINED} WHERE d.claim_token = ?`,
+    `SELECT ${DELIVERY_COLUMNS} FROM ${JOINED} WHERE d.message_id IN (SELECT value FROM json_each(?))`,
   );
 }
 

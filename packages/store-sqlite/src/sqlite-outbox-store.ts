@@ -165,7 +165,7 @@ export class SqliteOutboxStore implements OutboxStore {
       if (retired === 0 || rows.length < want) break;
     }
     if (order.length === 0) return [];
-    const byId = new Map(this.statements.claimed.all(token).map((row) => [row.id, row]));
+    const byId = new Map(this.statements.claimed.all(JSON.stringify(order)).map((row) => [row.id, row]));
     return order.map((id) => byId.get(id) as ClaimedDelivery);
   }
 
