@@ -24,7 +24,9 @@ export function messageArrays(messages: readonly OutboxMessage[]): unknown[] {
  * The CTEs that write an append's messages, for the full append statement (see
  * sql/full-append.ts): the ledger rows and their deliveries, only when the events were written
  * (`verdict` passed and `written` wrote), so they commit with the events or not at all (O1);
- * and a notification on the outbox wake-up channel, delivered at commit.
+ * and a notification on the outbox wake-up channel, delivered at commit. The notification is
+ * part of the deliveries' INSERT, which PostgreSQL always runs: a SELECT CTE of its own was
+ * dropped with the unused join that referenced it, and an enqueue woke no publisher.
  */
 export function outboxCtes(first: number): string {
   const [i, t, k, p, c, a, ch] = [0, 1, 2, 3, 4, 5, 6].map((n) => `$${first + n}`);
@@ -41,9 +43,10 @@ queued AS (
   INSERT INTO skein_outbox_deliveries (message_id, topic, status, available_at)
   SELECT o.message_id, o.topic, 'pending', q.a
   FROM outboxed o JOIN unnest(${i}::text[], ${a}::bigint[]) AS q (i, a) ON q.i = o.message_id
+  CROSS JOIN LATERAL (SELECT pg_notify(${ch}, '')) AS n
 ),
 outbox_notified AS (
-  SELECT pg_notify(${ch}, '') FROM verdict v WHERE v.refusal IS NULL
+  SELECT 1 FROM verdict v WHERE v.refusal IS NULL
 ),`;
 }
 
