@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { openSqliteStores } from '@skein/store-sqlite';
 import { createRuntime, type Envelope } from '@skein/workflow-runtime';
-import { exited, spawnScript } from './spawn.js';
+import { exited, spawnScript } from '../../packages/worker-runtime-local/test/support/spawn.js';
 import { shipOrder } from './workflow.js';
 
 /** What the demo observed. */
@@ -27,7 +27,7 @@ export async function runCrashDemo(dir: string, executionId = 'order-42'): Promi
   const dbPath = join(dir, 'skein.db');
   const effectsFile = join(dir, 'effects.log');
 
-  const worker = spawnScript('./worker.ts', [dbPath, effectsFile, executionId]);
+  const worker = spawnScript(new URL('./worker.ts', import.meta.url), [dbPath, effectsFile, executionId]);
   const done = exited(worker);
   for await (const line of createInterface({ input: worker.stdout! })) {
     if (line === 'in-step print-label') {
@@ -38,7 +38,7 @@ export async function runCrashDemo(dir: string, executionId = 'order-42'): Promi
   const { signal } = await done;
   const logAtCrash = await readLog(dbPath, executionId);
 
-  const recover = spawnScript('./recover.ts', [dbPath, effectsFile, executionId]);
+  const recover = spawnScript(new URL('./recover.ts', import.meta.url), [dbPath, effectsFile, executionId]);
   let recoveredLine = '';
   for await (const line of createInterface({ input: recover.stdout! })) {
     if (line.startsWith('recovered ')) recoveredLine = line;

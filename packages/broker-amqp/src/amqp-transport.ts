@@ -5,9 +5,12 @@
  * and re-subscribes consumers on every new connection; a publish that meets a lost
  * connection or channel is retried once on a fresh channel before it reports `failed`.
  * Consumers prefetch exactly their in-flight limit and ack only after the handler resolved.
- * Consumer creation and quarantine publishing pass one broker circuit.
+ * A failed handling waits out a jittered backoff in a retry queue before it comes back
+ * (topology.ts, adr/0061). Consumer creation and quarantine publishing pass one broker circuit.
  */
 import {
+  backoffCeiling,
+  backoffIssues,
   type ConsumeOptions,
   DEFAULT_CONSUME_MAX_ATTEMPTS,
   DEFAULT_PREFETCH,
@@ -15,6 +18,8 @@ import {
   type MessageHandler,
   type PublishOutcome,
   type QuarantinedMessage,
+  type RetryBackoff,
+  retryDelay,
   type Subscription,
   type Transport,
   type TransportMessage,
@@ -29,7 +34,14 @@ import {
 } from 'rabbitmq-client';
 import { BrokerCircuit, type BrokerCircuitOptions } from './circuit.js';
 import { AmqpTransportClosedError, BrokerUnavailableError } from './errors.js';
-import { declarations, HEADERS, QUEUE_ARGUMENTS, type Topology, topologyOf } from './topology.js';
+import {
+  declarations,
+  HEADERS,
+  QUEUE_ARGUMENTS,
+  retryCeilings,
+  type Topology,
+  topologyOf,
+} from './topology.js';
 
 /** Options of {@link AmqpTransport.connect}. */
 export interface AmqpTransportOptions {
@@ -45,6 +57,12 @@ export interface AmqpTransportOptions {
   connectTimeoutMs?: number;
   /** Reconnection backoff: step and cap in ms (default: 200 and 5 000). */
   reconnect?: { stepMs?: number; maxMs?: number };
+  /**
+   * Backoff of a failed handling before the message comes back: a delay drawn from the upper
+   * half of `min(maxMs, initialMs * 2^(attempt-1))`, waited out in the retry queue of that
+   * ceiling (default: 200 and 30 000; one retry queue per distinct ceiling).
+   */
+  retry?: { initialMs?: number; maxMs?: number };
   /** The broker circuit of consumer creation and quarantine publishing (default: see `BrokerCircuit`). */
   circuit?: BrokerCircuitOptions;
   /** Where background errors (a consumer's channel, a quarantine that failed) go (default: `console.error`). */
@@ -71,21 +89,25 @@ export class AmqpTransport implements Transport {
   private readonly consumers = new Set<Consumer>();
   private readonly circuit: BrokerCircuit;
   private readonly onError: (error: unknown, context: string) => void;
+  private readonly backoff: RetryBackoff;
+  private readonly ceilings: number[];
   private closed = false;
 
   private constructor(
     private readonly connection: Connection,
     private readonly options: Required<Pick<AmqpTransportOptions, 'prefix' | 'connectTimeoutMs'>> &
-      AmqpTransportOptions,
+      AmqpTransportOptions & { backoff: RetryBackoff },
   ) {
     this.topology = topologyOf(options.prefix);
+    this.backoff = options.backoff;
+    this.ceilings = retryCeilings(this.backoff);
     this.circuit = new BrokerCircuit(options.circuit);
     this.onError = options.onError ?? ((error, context) => console.error(`skein: ${context}:`, error));
     this.publisher = connection.createPublisher({
       confirm: true,
       // Once more on a fresh channel after a lost connection or channel, then `failed`.
       maxAttempts: 2,
-      ...declarations(this.topology, options.topics ?? ['execution.pending']),
+      ...declarations(this.topology, options.topics ?? ['execution.pending'], this.ceilings),
     });
     this.publisher.on('basic.return', (message) => {
       if (message.messageId !== undefined)
@@ -183,7 +205,7 @@ export class AmqpTransport implements Transport {
 
   /** Declare the exchanges, queues and bindings once now (the clients re-declare on reconnect). */
   private async declare(): Promise<void> {
-    const d = declarations(this.topology, this.options.topics ?? ['execution.pending']);
+    const d = declarations(this.topology, this.options.topics ?? ['execution.pending'], this.ceilings);
     const channel = await this.connection.acquire();
     try {
       for (const exchange of d.exchanges) await channel.exchangeDeclare(exchange);
@@ -203,13 +225,36 @@ export class AmqpTransport implements Transport {
       const reason = error instanceof Error ? error.message : String(error);
       return { status: code === 'NACK' ? 'nacked' : 'failed', reason };
     }
-    // The broker sends basic.return before the confirm on the same channel; the client emits
-    // it on the next turn of the event loop, so look once that turn has passed.
-    await new Promise((resolve) => setImmediate(resolve));
-    const returned = this.returned.get(message.id);
+    const returned = await this.returnedReason(message.id);
     if (returned === undefined) return { status: 'confirmed' };
-    this.returned.delete(message.id);
     return { status: 'returned', reason: `no queue takes topic "${message.topic}" (${returned})` };
+  }
+
+  /**
+   * Why the broker returned the confirmed publish of `id`, if it did. The broker sends
+   * basic.return before the confirm on the same channel; the client emits it on the next
+   * turn of the event loop, so look once that turn has passed.
+   */
+  private async returnedReason(id: string): Promise<string | undefined> {
+    await new Promise((resolve) => setImmediate(resolve));
+    const returned = this.returned.get(id);
+    this.returned.delete(id);
+    return returned;
+  }
+
+  /**
+   * Put a failed message in the retry queue of its backoff ceiling, with the next attempt
+   * number and its jittered delay as `expiration`; the queue dead-letters it back to the
+   * topic's queue when that passes. Rejects when the broker did not take it.
+   */
+  private async sendToRetry(topic: string, message: TransportMessage): Promise<void> {
+    const ceiling = backoffCeiling(message.attempt, this.backoff);
+    const delay = retryDelay(message.attempt, this.backoff);
+    const next = { ...message, attempt: message.attempt + 1 };
+    await this.send(this.topology.retryExchange, topic, next, { [HEADERS.delay]: String(ceiling) }, delay);
+    const returned = await this.returnedReason(message.id);
+    if (returned !== undefined)
+      throw new Error(`the retry queue of ${ceiling} ms took nothing (${returned})`);
   }
 
   /** Publish persistent and mandatory with Skein's headers; resolves on the broker's confirm. */
@@ -218,6 +263,7 @@ export class AmqpTransport implements Transport {
     routingKey: string,
     message: TransportMessage,
     extra: Record<string, string | number>,
+    expirationMs?: number,
   ): Promise<void> {
     return this.publisher.send(
       {
@@ -226,6 +272,7 @@ export class AmqpTransport implements Transport {
         mandatory: true,
         durable: true,
         messageId: message.id,
+        ...(expirationMs === undefined ? {} : { expiration: String(expirationMs) }),
         headers: {
           ...message.headers,
           [HEADERS.attempt]: message.attempt,
@@ -245,7 +292,7 @@ export class AmqpTransport implements Transport {
     onMessage: (message: AsyncMessage) => Promise<ConsumerStatus>,
   ): Promise<Consumer> {
     const queue = this.topology.queueOf(topic);
-    const d = declarations(this.topology, [topic]);
+    const d = declarations(this.topology, [topic], []);
     return new Promise<Consumer>((resolvePromise, reject) => {
       const consumer = this.connection.createConsumer(
         {
@@ -272,8 +319,8 @@ export class AmqpTransport implements Transport {
   }
 
   /**
-   * Handle one delivery: ack after the handler resolved; a failed attempt is published again
-   * with the next attempt number (then acked); past `maxAttempts`, or on a `quarantine`
+   * Handle one delivery: ack after the handler resolved; a failed attempt goes to the retry
+   * queue of its backoff with the next attempt number (then acked); past `maxAttempts`, or on a `quarantine`
    * verdict, it goes to the quarantine queue with the reason. When that publish fails, the
    * message is requeued (after the circuit's backoff), never dropped.
    */
@@ -288,7 +335,7 @@ export class AmqpTransport implements Transport {
     if (verdict === 'ack') return ConsumerStatus.ACK;
     if (verdict === 'retry' && message.attempt < maxAttempts) {
       try {
-        await this.send(this.topology.exchange, topic, { ...message, attempt: message.attempt + 1 }, {});
+        await this.sendToRetry(topic, message);
         return ConsumerStatus.ACK;
       } catch (error) {
         this.onError(error, `AmqpTransport: retry of message "${message.id}" (requeued)`);
@@ -308,6 +355,9 @@ export class AmqpTransport implements Transport {
   }
 }
 
+/** Headers that are Skein's or the broker's dead-lettering record, not the message's own. */
+const BROKER_HEADER = /^(x-skein-|x-death$|x-first-death-|x-last-death-|skein-retry-delay$)/;
+
 /** The transport message of a broker delivery. */
 function messageFrom(topic: string, raw: AsyncMessage): TransportMessage {
   const headers = raw.headers ?? {};
@@ -321,7 +371,7 @@ function messageFrom(topic: string, raw: AsyncMessage): TransportMessage {
   if (typeof key === 'string' && key !== '') message.key = key;
   const rest: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers))
-    if (!name.startsWith('x-skein-') && typeof value === 'string') rest[name] = value;
+    if (!BROKER_HEADER.test(name) && typeof value === 'string') rest[name] = value;
   if (Object.keys(rest).length > 0) message.headers = rest;
   return message;
 }
@@ -338,6 +388,8 @@ function resolve(options: AmqpTransportOptions) {
     issues.push({ path: 'prefix', message: `must match ${PREFIX.source}, got ${String(options?.prefix)}` });
   const timeout = options?.connectTimeoutMs ?? 10_000;
   if (!(timeout > 0)) issues.push({ path: 'connectTimeoutMs', message: `must be > 0, got ${timeout}` });
+  const backoff = { initialMs: options?.retry?.initialMs ?? 200, maxMs: options?.retry?.maxMs ?? 30_000 };
+  issues.push(...backoffIssues('retry', backoff));
   for (const [i, topic] of (options?.topics ?? []).entries())
     if (typeof topic !== 'string' || topic === '')
       issues.push({ path: `topics[${i}]`, message: 'must be a non-empty string' });
@@ -347,6 +399,7 @@ function resolve(options: AmqpTransportOptions) {
     url: options.url ?? process.env.SKEIN_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672',
     connectionName: options.connectionName ?? `skein:${options.prefix}:${process.pid}`,
     connectTimeoutMs: timeout,
+    backoff,
   };
 }
 

@@ -12,4 +12,4 @@ export {
   BrokerCircuitOpenError,
   BrokerUnavailableError,
 } from './errors.js';
-export { HEADERS, QUEUE_ARGUMENTS, type Topology, topologyOf } from './topology.js';
+export { HEADERS, QUEUE_ARGUMENTS, retryCeilings, type Topology, topologyOf } from './topology.js';

@@ -8,6 +8,7 @@
 import { OutboxPublisher } from '@skein/worker-runtime-local';
 import { newId } from '@skein/workflow-runtime';
 import { describe, expect, it } from 'vitest';
+import { exited, spawnScript } from '../../worker-runtime-local/test/support/spawn.js';
 import {
   closeConnectionsNamed,
   connectTransport,
@@ -16,7 +17,6 @@ import {
   whenAmqp,
 } from './support/amqp.js';
 import { openRelay, TOPIC } from './support/relay.js';
-import { exited, spawnScript } from './support/spawn.js';
 
 /** Resolves with the first line of `child`'s stdout that starts with `prefix`. */
 function lineOf(child: ReturnType<typeof spawnScript>, prefix: string): Promise<string> {
@@ -95,7 +95,12 @@ whenAmqp(() => {
       const relay = await openRelay();
       try {
         await relay.commit(40);
-        const child = spawnScript('./publish-then-hang.ts', [relay.path, relay.prefix, TOPIC, '1500']);
+        const child = spawnScript(new URL('./support/publish-then-hang.ts', import.meta.url), [
+          relay.path,
+          relay.prefix,
+          TOPIC,
+          '1500',
+        ]);
         const line = await lineOf(child, 'published');
         child.kill('SIGKILL');
         expect((await exited(child)).signal).toBe('SIGKILL');
@@ -121,7 +126,11 @@ whenAmqp(() => {
       try {
         await relay.commit(20);
         relay.publisher();
-        const child = spawnScript('./consume-no-ack.ts', [relay.prefix, TOPIC, '5']);
+        const child = spawnScript(new URL('./support/consume-no-ack.ts', import.meta.url), [
+          relay.prefix,
+          TOPIC,
+          '5',
+        ]);
         await lineOf(child, 'got');
         await new Promise((resolve) => setTimeout(resolve, 300));
         child.kill('SIGKILL');

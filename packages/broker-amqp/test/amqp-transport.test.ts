@@ -5,13 +5,14 @@ import { join } from 'node:path';
 import { transportSuite } from '@skein/conformance';
 import { openSqliteStores } from '@skein/store-sqlite';
 import { OutboxPublisher } from '@skein/worker-runtime-local';
-import { connectTransport, deleteTopology, freshPrefix, whenAmqp } from './support/amqp.js';
+import { connectTransport, deleteTopology, freshPrefix, TEST_RETRY, whenAmqp } from './support/amqp.js';
 
 const TOPICS = ['suite.a', 'suite.b'];
 
 whenAmqp(() => {
   transportSuite({
     name: 'amqp (relayed from sqlite)',
+    retryInitialMs: TEST_RETRY.initialMs,
     open: async () => {
       const prefix = freshPrefix();
       const dir = mkdtempSync(join(tmpdir(), 'skein-amqp-'));

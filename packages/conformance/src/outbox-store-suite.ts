@@ -14,6 +14,7 @@ import {
 import { describe, expect, it } from 'vitest';
 import { draft } from './drafts.js';
 import { rejectionOf, type StoresWith, withStores } from './harness.js';
+import { outboxPruneCases } from './outbox-prune-cases.js';
 
 /** Options of {@link outboxStoreSuite}: `open` returns stores with an outbox. */
 export interface OutboxStoreSuiteOptions {
@@ -330,5 +331,7 @@ export function outboxStoreSuite({ name, open }: OutboxStoreSuiteOptions): void 
         expect(await outbox.list({ status: 'pending' })).toHaveLength(4);
       }),
     );
+
+    outboxPruneCases(run);
   });
 }

@@ -27,6 +27,11 @@ export interface TransportSuiteOptions {
   open: () => Promise<TransportUnderTest>;
   /** How long to wait for messages to arrive (default: 15 000 ms). */
   timeoutMs?: number;
+  /**
+   * The `initialMs` of the transport's retry backoff as `open` configures it: a retry must not
+   * come back sooner than half of it, the second not sooner than all of it (`retryDelay`).
+   */
+  retryInitialMs: number;
 }
 
 const TOPIC = 'suite.a';
@@ -58,7 +63,12 @@ async function until(done: () => boolean, timeoutMs: number, what: string): Prom
  * @example
  * transportSuite({ name: 'store', open: async () => { const stores = openMemoryStores(); … } });
  */
-export function transportSuite({ name, open, timeoutMs = 15_000 }: TransportSuiteOptions): void {
+export function transportSuite({
+  name,
+  open,
+  timeoutMs = 15_000,
+  retryInitialMs,
+}: TransportSuiteOptions): void {
   const run = (body: (t: TransportUnderTest) => Promise<void>) => () =>
     withStores(open, async (t) => {
       if (t.transport.relays && t.relay === undefined)
@@ -166,9 +176,10 @@ export function transportSuite({ name, open, timeoutMs = 15_000 }: TransportSuit
     );
 
     it(
-      'a handler that keeps failing gets the message again with a higher attempt, then it is quarantined with the reason',
+      'a handler that keeps failing gets the message again with a higher attempt, after a growing backoff, then it is quarantined with the reason',
       run(async ({ outbox, transport }) => {
         const attempts: number[] = [];
+        const times: number[] = [];
         const good = new Set<string>();
         const poison = messageOf(TOPIC, 0);
         const consumer = await transport.consume(
@@ -176,6 +187,7 @@ export function transportSuite({ name, open, timeoutMs = 15_000 }: TransportSuit
           async (m) => {
             if (m.id !== poison.id) return void good.add(m.id);
             attempts.push(m.attempt);
+            times.push(Date.now());
             throw new Error(`cannot handle ${m.key}`);
           },
           { maxAttempts: 3 },
@@ -192,6 +204,10 @@ export function transportSuite({ name, open, timeoutMs = 15_000 }: TransportSuit
           await consumer.close();
         }
         expect(attempts).toEqual([1, 2, 3]);
+        // Backoff, not an immediate retry: at least half of each ceiling (initialMs, then 2·initialMs).
+        const gaps = [times[1]! - times[0]!, times[2]! - times[1]!];
+        expect(gaps[0]).toBeGreaterThanOrEqual(Math.floor(retryInitialMs / 2) - 5);
+        expect(gaps[1]).toBeGreaterThanOrEqual(retryInitialMs - 5);
       }),
       testTimeout,
     );

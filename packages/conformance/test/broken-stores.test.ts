@@ -200,4 +200,10 @@ describe('conformance suites reject broken outboxes', () => {
       ]),
     );
   });
+
+  it('retention: an outbox that prunes retired deliveries too fails the retention case', () => {
+    expect(failedTitles('broken-outbox-prunes-retired')).toEqual([
+      expect.stringContaining('retention: prune deletes published deliveries settled before the cutoff'),
+    ]);
+  });
 });

@@ -3,6 +3,12 @@
  * steps and signals into OpenTelemetry spans whose ids derive from execution ids.
  */
 export {
+  CallerContexts,
+  callerTraceparent,
+  spanContextOf,
+  traceparentOfSpan,
+} from './caller-context.js';
+export {
   executionSpanIdOf,
   type SpanIdGenerator,
   signalSpanIdOf,

@@ -23,6 +23,7 @@ import type {
   ObservedStepEnd,
   RuntimeObserver,
 } from '@skein/workflow-runtime';
+import type { CallerContexts } from './caller-context.js';
 import { executionSpanIdOf, primeIds, signalSpanIdOf, stepSpanIdOf, traceIdOf, unprime } from './ids.js';
 
 /** Attribute names of the spans (semantic: `workflow.*`; Skein's own: `skein.*`). */
@@ -49,6 +50,12 @@ export interface OtelObserverOptions {
    * `skeinIdGenerator`): spans are then still emitted, with random ids (default: `console.warn`).
    */
   onMisconfigured?: (message: string) => void;
+  /**
+   * The callers' contexts a worker adopted (`CallerContexts`): while one is adopted for an
+   * execution, its steps and signals are children of the caller's span, in the caller's
+   * trace (default: none; they are children of the execution's span).
+   */
+  callers?: CallerContexts;
 }
 
 /**
@@ -99,8 +106,12 @@ export function otelObserver(options: OtelObserverOptions): RuntimeObserver {
     return span;
   };
 
-  /** The context of an execution's span, for its steps and signals (the span itself comes at the end). */
+  /**
+   * The parent of an execution's steps and signals: the caller's span a worker adopted for
+   * the run, or else the execution's span (which itself comes at the end).
+   */
   const underExecution = (executionId: string): Context =>
+    options.callers?.contextOf(executionId) ??
     trace.setSpanContext(ROOT_CONTEXT, {
       traceId: traceIdOf(executionId),
       spanId: executionSpanIdOf(executionId),

@@ -18,9 +18,9 @@ import {
 } from '@skein/workflow-runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { exited, spawnScript } from '../../worker-runtime-local/test/support/spawn.js';
 import { testEvaluator } from './support/pool.js';
 import { CRASH_FUEL, scoreWorkflow } from './support/score-workflow.js';
-import { exited, spawnScript } from './support/spawn.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'skein-sandbox-workflow-'));
 const pool = new SandboxPool({ size: 1 });
@@ -137,7 +137,7 @@ describe('W1 registered sandbox errors', () => {
 describe('W2 a fuel-exhausted step replays to the same outcome after a crash', () => {
   it('the owner is SIGKILLed mid-step; a fresh runtime on the SQLite file re-runs the step and meets the same failure', async () => {
     const db = join(dir, 'crash.db');
-    const child = spawnScript('./score-child.ts', [db, 'crash-1']);
+    const child = spawnScript(new URL('./support/score-child.ts', import.meta.url), [db, 'crash-1']);
     const childExit = exited(child);
     for await (const line of createInterface({ input: child.stdout! })) {
       if (line === 'in-step score') {

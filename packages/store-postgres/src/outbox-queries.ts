@@ -24,7 +24,9 @@ export function messageArrays(messages: readonly OutboxMessage[]): unknown[] {
  * The CTEs that write an append's messages, for the full append statement (see
  * sql/full-append.ts): the ledger rows and their deliveries, only when the events were written
  * (`verdict` passed and `written` wrote), so they commit with the events or not at all (O1);
- * and a notification on the outbox wake-up channel, delivered at commit.
+ * and a notification on the outbox wake-up channel, delivered at commit. The notification is
+ * part of the deliveries' INSERT, which PostgreSQL always runs: a SELECT CTE of its own was
+ * dropped with the unused join that referenced it, and an enqueue woke no publisher.
  */
 export function outboxCtes(first: number): string {
   const [i, t, k, p, c, a, ch] = [0, 1, 2, 3, 4, 5, 6].map((n) => `$${first + n}`);
@@ -41,9 +43,10 @@ queued AS (
   INSERT INTO skein_outbox_deliveries (message_id, topic, status, available_at)
   SELECT o.message_id, o.topic, 'pending', q.a
   FROM outboxed o JOIN unnest(${i}::text[], ${a}::bigint[]) AS q (i, a) ON q.i = o.message_id
+  CROSS JOIN LATERAL (SELECT pg_notify(${ch}, '')) AS n
 ),
 outbox_notified AS (
-  SELECT pg_notify(${ch}, '') FROM verdict v WHERE v.refusal IS NULL
+  SELECT 1 FROM verdict v WHERE v.refusal IS NULL
 ),`;
 }
 
@@ -207,5 +210,27 @@ export function publishAllQuery(claims: readonly { id: string; token: string }[]
       'FROM unnest($1::text[], $2::text[]) AS c (i, t) ' +
       "WHERE d.message_id = c.i AND d.status = 'pending' AND d.claim_token = c.t RETURNING d.message_id AS id",
     values: [claims.map((c) => c.id), claims.map((c) => c.token), now],
+  };
+}
+
+/**
+ * Delete up to `limit` published deliveries settled before `before` (oldest message first,
+ * skipping rows another pruner holds) and their ledger rows, in one statement.
+ */
+export function pruneQuery(before: number, limit: number): Query {
+  return {
+    name: 'skein_outbox_prune',
+    text: `
+WITH old AS (
+  SELECT message_id FROM skein_outbox_deliveries
+  WHERE status = 'published' AND settled_at < $1
+  ORDER BY message_id LIMIT $2 FOR UPDATE SKIP LOCKED
+),
+gone AS (
+  DELETE FROM skein_outbox_deliveries d USING old WHERE d.message_id = old.message_id
+  RETURNING d.message_id
+)
+DELETE FROM skein_outbox_events e USING gone WHERE e.message_id = gone.message_id`,
+    values: [before, limit],
   };
 }

@@ -8,6 +8,7 @@ import {
   type ClaimedDelivery,
   checkClaimOptions,
   checkOutboxMessages,
+  checkPruneOptions,
   DEFAULT_MAX_DELIVERY_ATTEMPTS,
   InvalidInputError,
   type ListDeliveriesQuery,
@@ -15,6 +16,7 @@ import {
   type OutboxDelivery,
   type OutboxMessage,
   type OutboxStore,
+  type PruneDeliveriesOptions,
   type RescheduleOptions,
   type RescheduleOutcome,
 } from '@skein/workflow-runtime';
@@ -24,6 +26,7 @@ import { refuseNul } from './nul-text.js';
 import {
   claimQuery,
   listDeliveriesQuery,
+  pruneQuery,
   publishAllQuery,
   renewQuery,
   rescheduleQuery,
@@ -107,6 +110,12 @@ export class PostgresOutboxStore implements OutboxStore {
     return (
       ((await this.db.query('outbox.renew', renewQuery(messageId, token, now + leaseMs))).rowCount ?? 0) > 0
     );
+  }
+
+  async prune(options: PruneDeliveriesOptions): Promise<number> {
+    const limit = checkPruneOptions(options);
+    const query = pruneQuery(options.settledBefore, limit);
+    return (await this.db.query('outbox.prune', query)).rowCount ?? 0;
   }
 
   async get(messageId: string): Promise<OutboxDelivery | null> {

@@ -11,29 +11,14 @@ import {
   type QueueEnqueueResult,
   type QueueEntry,
   type QueueItem,
-  type QueueItemState,
+  type QueueItemRow,
   type QueueStore,
+  queueEntryOf,
+  queueItemOf,
 } from '@skein/workflow-runtime';
 import type pg from 'pg';
 import type { Database, Query } from './database.js';
 import { hasNul, refuseNul } from './nul-text.js';
-
-/** A row as the statements return it. */
-interface ItemRow {
-  executionId: string;
-  queue: string;
-  partitionKey: string;
-  priority: number;
-  workflow: string;
-  version: number;
-  input: string;
-  enqueuedAt: number;
-  availableAt: number;
-  deduplicationId: string | null;
-  state: QueueItemState;
-  owner: string | null;
-  expiresAt: number | null;
-}
 
 /** Queue items and slots in PostgreSQL, with the semantics of `MemoryQueueStore`. */
 export class PostgresQueueStore implements QueueStore {
@@ -129,8 +114,8 @@ export class PostgresQueueStore implements QueueStore {
 
   async get(executionId: string): Promise<QueueEntry | null> {
     if (hasNul(executionId)) return null;
-    const row = (await this.db.query<ItemRow>('queues.get', selectItem(executionId))).rows[0];
-    return row === undefined ? null : toEntry(row);
+    const row = (await this.db.query<QueueItemRow>('queues.get', selectItem(executionId))).rows[0];
+    return row === undefined ? null : queueEntryOf(row);
   }
 }
 
@@ -151,8 +136,10 @@ async function claimIn(client: pg.Client, options: ClaimQueueOptions): Promise<Q
   if (limits.rateLimit !== undefined)
     inWindow = (await client.query<{ count: number }>(pruneAndCount(queue, now - limits.rateLimit.periodMs)))
       .rows[0]!.count;
-  const candidates = (await client.query<ItemRow>(claimable(queue, now, options.max, options.priority))).rows
-    .map(toItem)
+  const candidates = (
+    await client.query<QueueItemRow>(claimable(queue, now, options.max, options.priority))
+  ).rows
+    .map(queueItemOf)
     .sort((a, b) => compareQueueItems(a, b, options.priority));
   const plan = planClaims({
     candidates,
@@ -332,27 +319,4 @@ function releaseSlot(executionId: string, owner: string, state: string, availabl
       "expires_at = NULL WHERE execution_id = $1 AND owner = $2 AND state = 'running'",
     values: [executionId, owner, state, availableAt],
   };
-}
-
-function toItem(row: ItemRow): QueueItem {
-  const item: QueueItem = {
-    executionId: row.executionId,
-    queue: row.queue,
-    partitionKey: row.partitionKey,
-    priority: row.priority,
-    workflow: row.workflow,
-    version: row.version,
-    input: row.input,
-    enqueuedAt: row.enqueuedAt,
-    availableAt: row.availableAt,
-  };
-  if (row.deduplicationId !== null) item.deduplicationId = row.deduplicationId;
-  return item;
-}
-
-function toEntry(row: ItemRow): QueueEntry {
-  const entry: QueueEntry = { ...toItem(row), state: row.state };
-  if (row.owner !== null) entry.owner = row.owner;
-  if (row.expiresAt !== null) entry.expiresAt = row.expiresAt;
-  return entry;
 }

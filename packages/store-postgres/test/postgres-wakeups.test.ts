@@ -1,9 +1,16 @@
 /**
  * Wake-ups: a NOTIFY sent by another connection reaches a subscriber promptly; scheduling a
- * timer notifies the `timers` channel; schemas do not hear each other; a lost LISTEN
- * connection reconnects.
+ * timer notifies the `timers` channel; an append with outbox messages and an outbox write
+ * notify the `outbox` channel; schemas do not hear each other; a lost LISTEN connection
+ * reconnects.
  */
-import { InvalidWakeupChannelError, type PostgresStores, WAKEUP_TIMERS } from '@skein/store-postgres';
+import {
+  InvalidWakeupChannelError,
+  type PostgresStores,
+  WAKEUP_OUTBOX,
+  WAKEUP_TIMERS,
+} from '@skein/store-postgres';
+import { newId } from '@skein/workflow-runtime';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { freshSchema, openTestStores, PG_URL, whenPostgres } from './support/pg.js';
@@ -116,6 +123,25 @@ whenPostgres(() => {
       }
       expect(heard[0]).toBe('again');
       expect(errors.length).toBeGreaterThan(0);
+    });
+
+    it('an append carrying outbox messages (an enqueue) notifies the outbox channel at commit, as outbox.write does', async () => {
+      const publisher = await open();
+      const node = await open({ schema: publisher.schema });
+      const heard = await nextPayload(publisher, WAKEUP_OUTBOX);
+      const message = { id: newId(), topic: 'execution.pending', key: 'e-1', payload: '{}', createdAt: 1 };
+      await node.events.append({
+        executionId: 'e-1',
+        workflow: 'wf',
+        expectedSeq: 0,
+        fence: 0,
+        events: [{ envelopeId: newId(), type: 'EXECUTION_STARTED', payload: '{}', recordedAt: 1 }],
+        outbox: [message],
+      });
+      expect(await heard.payload).toBe('');
+      const again = await nextPayload(publisher, WAKEUP_OUTBOX);
+      await node.outbox.write([{ ...message, id: newId() }]);
+      expect(await again.payload).toBe('');
     });
 
     it('a channel that is not a plain lower-case name is refused', async () => {

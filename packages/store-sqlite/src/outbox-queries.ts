@@ -104,10 +104,10 @@ export function selectDelivery(db: Db): Database.Statement<[string], OutboxDeliv
   );
 }
 
-/** The deliveries claimed under one token. */
+/** The deliveries of a JSON array of message ids (by primary key: a claim reads back what it took). */
 export function selectClaimed(db: Db): Database.Statement<[string], OutboxDelivery> {
   return db.prepare<[string], OutboxDelivery>(
-    `SELECT ${DELIVERY_COLUMNS} FROM ${JOINED} WHERE d.claim_token = ?`,
+    `SELECT ${DELIVERY_COLUMNS} FROM ${JOINED} WHERE d.message_id IN (SELECT value FROM json_each(?))`,
   );
 }
 
@@ -119,4 +119,28 @@ export function selectDeliveries(
     `SELECT ${DELIVERY_COLUMNS} FROM ${JOINED} WHERE (@status IS NULL OR d.status = @status) ` +
       'AND d.message_id > @after ORDER BY d.message_id LIMIT @limit',
   );
+}
+
+/** Published deliveries settled before `before`, oldest message first: their ids. */
+export function selectPrunable(
+  db: Db,
+): Database.Statement<{ before: number; limit: number }, { id: string }> {
+  return db.prepare<{ before: number; limit: number }, { id: string }>(
+    "SELECT message_id AS id FROM skein_outbox_deliveries WHERE status = 'published' " +
+      'AND settled_at < @before ORDER BY message_id LIMIT @limit',
+  );
+}
+
+/** Delete the deliveries and then the ledger rows of a JSON array of message ids. */
+export function deleteMessages(db: Db): (ids: string) => void {
+  const deliveries = db.prepare<[string]>(
+    'DELETE FROM skein_outbox_deliveries WHERE message_id IN (SELECT value FROM json_each(?))',
+  );
+  const ledger = db.prepare<[string]>(
+    'DELETE FROM skein_outbox_events WHERE message_id IN (SELECT value FROM json_each(?))',
+  );
+  return (ids) => {
+    deliveries.run(ids);
+    ledger.run(ids);
+  };
 }

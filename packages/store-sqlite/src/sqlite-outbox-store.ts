@@ -9,6 +9,7 @@ import {
   type ClaimedDelivery,
   checkClaimOptions,
   checkOutboxMessages,
+  checkPruneOptions,
   DEFAULT_MAX_DELIVERY_ATTEMPTS,
   exhaustedDiagnostic,
   InvalidInputError,
@@ -17,6 +18,7 @@ import {
   type OutboxDelivery,
   type OutboxMessage,
   type OutboxStore,
+  type PruneDeliveriesOptions,
   type RescheduleOptions,
   type RescheduleOutcome,
   unsettledDiagnostic,
@@ -24,6 +26,7 @@ import {
 import type Database from 'better-sqlite3';
 import {
   claimDelivery,
+  deleteMessages,
   insertOutboxMessage,
   renewDelivery,
   rescheduleDelivery,
@@ -32,6 +35,7 @@ import {
   selectClaimed,
   selectDeliveries,
   selectDelivery,
+  selectPrunable,
   settleDelivery,
 } from './outbox-queries.js';
 
@@ -43,6 +47,7 @@ export class SqliteOutboxStore implements OutboxStore {
   private readonly writeTx: (messages: readonly OutboxMessage[]) => void;
   private readonly publishTx: (claims: readonly { id: string; token: string }[], now: number) => boolean[];
   private readonly rescheduleTx: (id: string, token: string, options: RescheduleOptions) => RescheduleOutcome;
+  private readonly pruneTx: (before: number, limit: number) => number;
 
   /** @param db an open connection with the schema migrated (see `openSqliteStores`). */
   constructor(db: Database.Database) {
@@ -69,6 +74,13 @@ export class SqliteOutboxStore implements OutboxStore {
       ),
     );
     this.rescheduleTx = transaction(db, (id, token, options) => this.rescheduleNow(id, token, options));
+    const prunable = selectPrunable(db);
+    const remove = deleteMessages(db);
+    this.pruneTx = transaction(db, (before, limit) => {
+      const ids = prunable.all({ before, limit }).map((row) => row.id);
+      if (ids.length > 0) remove(JSON.stringify(ids));
+      return ids.length;
+    });
   }
 
   async write(messages: readonly OutboxMessage[]): Promise<void> {
@@ -111,6 +123,11 @@ export class SqliteOutboxStore implements OutboxStore {
     return this.statements.renew.run({ id: messageId, token, until: now + leaseMs }).changes > 0;
   }
 
+  async prune(options: PruneDeliveriesOptions): Promise<number> {
+    const limit = checkPruneOptions(options);
+    return this.pruneTx(options.settledBefore, limit);
+  }
+
   async get(messageId: string): Promise<OutboxDelivery | null> {
     return this.statements.one.get(messageId) ?? null;
   }
@@ -148,7 +165,7 @@ export class SqliteOutboxStore implements OutboxStore {
       if (retired === 0 || rows.length < want) break;
     }
     if (order.length === 0) return [];
-    const byId = new Map(this.statements.claimed.all(token).map((row) => [row.id, row]));
+    const byId = new Map(this.statements.claimed.all(JSON.stringify(order)).map((row) => [row.id, row]));
     return order.map((id) => byId.get(id) as ClaimedDelivery);
   }
 

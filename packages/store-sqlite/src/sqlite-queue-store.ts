@@ -10,29 +10,14 @@ import {
   type QueueEnqueueResult,
   type QueueEntry,
   type QueueItem,
-  type QueueItemState,
+  type QueueItemRow,
   type QueueStore,
+  queueEntryOf,
+  queueItemOf,
 } from '@skein/workflow-runtime';
 import type Database from 'better-sqlite3';
 
 type Db = Database.Database;
-
-/** A row as the statements return it. */
-interface ItemRow {
-  executionId: string;
-  queue: string;
-  partitionKey: string;
-  priority: number;
-  workflow: string;
-  version: number;
-  input: string;
-  enqueuedAt: number;
-  availableAt: number;
-  deduplicationId: string | null;
-  state: QueueItemState;
-  owner: string | null;
-  expiresAt: number | null;
-}
 
 /** Queue items and slots in SQLite, with the semantics of `MemoryQueueStore`. */
 export class SqliteQueueStore implements QueueStore {
@@ -97,7 +82,7 @@ export class SqliteQueueStore implements QueueStore {
 
   async get(executionId: string): Promise<QueueEntry | null> {
     const row = this.statements.byId.get(executionId);
-    return row === undefined ? null : toEntry(row);
+    return row === undefined ? null : queueEntryOf(row);
   }
 }
 
@@ -144,37 +129,14 @@ function claimIn(statements: ReturnType<typeof prepare>, options: ClaimQueueOpti
 function claimable(statements: ReturnType<typeof prepare>, options: ClaimQueueOptions): QueueItem[] {
   const { queue, now, max } = options;
   const read = options.priority ? statements.partitionByPriority : statements.partitionByTime;
-  const rows: ItemRow[] = [];
+  const rows: QueueItemRow[] = [];
   let key = statements.firstPartition.get(queue)?.key;
   while (key !== undefined) {
     rows.push(...read.all(queue, key, now, max));
     key = statements.nextPartition.get(queue, key)?.key;
   }
   rows.push(...statements.lapsed.all(queue, now));
-  return rows.map(toItem);
-}
-
-function toItem(row: ItemRow): QueueItem {
-  const item: QueueItem = {
-    executionId: row.executionId,
-    queue: row.queue,
-    partitionKey: row.partitionKey,
-    priority: row.priority,
-    workflow: row.workflow,
-    version: row.version,
-    input: row.input,
-    enqueuedAt: row.enqueuedAt,
-    availableAt: row.availableAt,
-  };
-  if (row.deduplicationId !== null) item.deduplicationId = row.deduplicationId;
-  return item;
-}
-
-function toEntry(row: ItemRow): QueueEntry {
-  const entry: QueueEntry = { ...toItem(row), state: row.state };
-  if (row.owner !== null) entry.owner = row.owner;
-  if (row.expiresAt !== null) entry.expiresAt = row.expiresAt;
-  return entry;
+  return rows.map(queueItemOf);
 }
 
 const COLUMNS =
@@ -186,7 +148,7 @@ const COLUMNS =
 function partitionItems(
   db: Db,
   order: string,
-): Database.Statement<[string, string, number, number], ItemRow> {
+): Database.Statement<[string, string, number, number], QueueItemRow> {
   return db.prepare(
     `SELECT ${COLUMNS} FROM skein_queue_items WHERE queue = ? AND state = 'queued' AND partition_key = ? ` +
       `AND available_at <= ? ORDER BY ${order} LIMIT ?`,
@@ -200,8 +162,10 @@ function prepare(db: Db) {
         'enqueued_at, available_at, deduplication_id, state) VALUES (@executionId, @queue, @partitionKey, @priority, ' +
         "@workflow, @version, @input, @enqueuedAt, @availableAt, @deduplicationId, 'queued') ON CONFLICT DO NOTHING",
     ),
-    byId: db.prepare<[string], ItemRow>(`SELECT ${COLUMNS} FROM skein_queue_items WHERE execution_id = ?`),
-    byDedup: db.prepare<[string, string], ItemRow>(
+    byId: db.prepare<[string], QueueItemRow>(
+      `SELECT ${COLUMNS} FROM skein_queue_items WHERE execution_id = ?`,
+    ),
+    byDedup: db.prepare<[string, string], QueueItemRow>(
       `SELECT ${COLUMNS} FROM skein_queue_items WHERE queue = ? AND deduplication_id = ?`,
     ),
     /** Live slots by partition and whether the owner holds them (owner, queue, now). */
@@ -225,7 +189,7 @@ function prepare(db: Db) {
     ),
     partitionByTime: partitionItems(db, 'enqueued_at, execution_id'),
     partitionByPriority: partitionItems(db, 'priority, enqueued_at, execution_id'),
-    lapsed: db.prepare<[string, number], ItemRow>(
+    lapsed: db.prepare<[string, number], QueueItemRow>(
       `SELECT ${COLUMNS} FROM skein_queue_items WHERE queue = ? AND state = 'running' AND expires_at <= ?`,
     ),
     cursor: db.prepare<[string], { lastPartition: string | null }>(

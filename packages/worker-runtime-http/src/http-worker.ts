@@ -40,13 +40,13 @@ export function createHttpWorker(options: HttpWorkerOptions): HttpWorker {
   const limits: ResolvedLimits = { ...DEFAULT_LIMITS, ...parsed.limits };
   const logger = parsed.logger ?? consoleLogger;
   const runs = new InFlightRuns(parsed.runtime);
-  const deps: RouteDeps = { runtime: parsed.runtime, runs, logger };
+  const deps: RouteDeps = { runtime: parsed.runtime, runs, logger, onTraceparent: parsed.onTraceparent };
   const server = createSignedServer({
     secret: secretBytes(parsed.secret),
     limits,
     logger,
     clock: parsed.clock ?? Date.now,
-    routes: { routeOf, takesBody, serve: (route, body) => serve(route, body, deps) },
+    routes: { routeOf, takesBody, serve: (route, body, headers) => serve(route, body, deps, headers) },
   });
   return {
     listen: (port, host) => listen(server, port ?? 0, host ?? '127.0.0.1'),

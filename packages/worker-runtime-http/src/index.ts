@@ -44,4 +44,5 @@ export {
   signRequest,
   TIMESTAMP_HEADER,
 } from './signing.js';
+export { TRACEPARENT_HEADER, wellFormedTraceparent } from './trace-context.js';
 export { Paths, WireCodes, type WireError } from './wire.js';

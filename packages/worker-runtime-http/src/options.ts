@@ -47,6 +47,12 @@ export interface HttpWorkerOptions {
   logger?: WorkerLogger;
   /** Milliseconds since the epoch, for the skew check (default: `Date.now`). */
   clock?: () => number;
+  /**
+   * Told the W3C `traceparent` an execute request carried, before its run starts; the
+   * function it returns, if any, is called when the run ends (default: none; a malformed
+   * header is ignored). `@skein/opentelemetry`'s `CallerContexts.adopt` fits.
+   */
+  onTraceparent?: (executionId: string, traceparent: string) => (() => void) | undefined;
 }
 
 /** The limits with every default filled in. */
@@ -94,6 +100,12 @@ export const workerOptionsSchema = z.object({
     )
     .optional(),
   clock: z.custom<() => number>((value) => typeof value === 'function', 'must be a function').optional(),
+  onTraceparent: z
+    .custom<(executionId: string, traceparent: string) => (() => void) | undefined>(
+      (value) => typeof value === 'function',
+      'must be a function',
+    )
+    .optional(),
 });
 
 export const consoleLogger: WorkerLogger = {

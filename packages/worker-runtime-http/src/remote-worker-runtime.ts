@@ -7,6 +7,7 @@ import { RemoteProtocolError, RemoteWorkerError } from './errors.js';
 import { wireExecutionId } from './execution-id.js';
 import { secretSchema } from './options.js';
 import { secretBytes } from './signing.js';
+import { wellFormedTraceparent } from './trace-context.js';
 import { type Endpoint, type RawAnswer, send } from './transport.js';
 import { leaseAnswerSchema, leaseRequestSchema, WireCodes } from './wire.js';
 
@@ -24,6 +25,12 @@ export interface RemoteWorkerRuntimeOptions {
   timeoutMs?: number;
   /** Milliseconds since the epoch, for request timestamps (default: `Date.now`). */
   clock?: () => number;
+  /**
+   * The W3C `traceparent` to send with an execution's requests, asked before each one
+   * (default: none). `@skein/opentelemetry`'s `callerTraceparent` sends the caller's active
+   * span, or else the execution's own span. A malformed answer is not sent.
+   */
+  traceparent?: (executionId: string) => string | undefined;
 }
 
 const optionsSchema = z.object({
@@ -31,6 +38,12 @@ const optionsSchema = z.object({
   secret: secretSchema,
   timeoutMs: z.number().int().positive().optional(),
   clock: z.custom<() => number>((value) => typeof value === 'function', 'must be a function').optional(),
+  traceparent: z
+    .custom<(executionId: string) => string | undefined>(
+      (value) => typeof value === 'function',
+      'must be a function',
+    )
+    .optional(),
 });
 
 const leaseSchema = z.object({ executionId: wireExecutionId, fence: z.number().int().nonnegative() });
@@ -47,6 +60,7 @@ const leaseSchema = z.object({ executionId: wireExecutionId, fence: z.number().i
  */
 export class RemoteWorkerRuntime implements WorkerRuntime {
   private readonly endpoint: Endpoint;
+  private readonly traceparent: ((executionId: string) => string | undefined) | undefined;
 
   constructor(options: RemoteWorkerRuntimeOptions) {
     const parsed = parseWith(optionsSchema, options, 'RemoteWorkerRuntime options', 'options');
@@ -58,6 +72,7 @@ export class RemoteWorkerRuntime implements WorkerRuntime {
       timeoutMs: parsed.timeoutMs ?? 30_000,
       clock: parsed.clock ?? Date.now,
     };
+    this.traceparent = parsed.traceparent;
   }
 
   /** Ask the worker for this attempt's fence. */
@@ -111,7 +126,23 @@ export class RemoteWorkerRuntime implements WorkerRuntime {
   }
 
   private post(path: string, body: unknown, executionId: string): Promise<RawAnswer> {
-    return send(this.endpoint, { method: 'POST', path, body: encode(body), executionId });
+    const traceparent = wellFormedTraceparent(this.callerOf(executionId));
+    return send(this.endpoint, {
+      method: 'POST',
+      path,
+      body: encode(body),
+      executionId,
+      ...(traceparent === undefined ? {} : { traceparent }),
+    });
+  }
+
+  /** The hook's traceparent; a hook that throws sends none (tracing never fails a dispatch). */
+  private callerOf(executionId: string): string | undefined {
+    try {
+      return this.traceparent?.(executionId);
+    } catch {
+      return undefined;
+    }
   }
 
   private state(answer: RawAnswer, executionId: string): ExecutionState {

@@ -2,6 +2,7 @@
  * The worker's routes, once a request is authenticated and its body read: which route a
  * request target names, and what each one answers.
  */
+import type { IncomingHttpHeaders } from 'node:http';
 import type { Runtime } from '@skein/workflow-runtime';
 import { decode, encode } from '@skein/workflow-runtime';
 import type { z } from 'zod';
@@ -10,6 +11,7 @@ import { type Answer, failureAnswer } from './failure-answer.js';
 import type { InFlightRuns } from './in-flight.js';
 import type { WorkerLogger } from './options.js';
 import type { Reply } from './signed-server.js';
+import { TRACEPARENT_HEADER, wellFormedTraceparent } from './trace-context.js';
 import { executeRequestSchema, leaseRequestSchema, Paths, WireCodes } from './wire.js';
 
 /** A route a request target names. */
@@ -28,6 +30,8 @@ export interface RouteDeps {
   runtime: Runtime;
   runs: InFlightRuns;
   logger: WorkerLogger;
+  /** Told the caller's `traceparent` before a run; what it returns is called when the run ends. */
+  onTraceparent?: ((executionId: string, traceparent: string) => (() => void) | undefined) | undefined;
 }
 
 const EXECUTION_PREFIX = `${Paths.executions}/`;
@@ -49,14 +53,19 @@ export function takesBody(route: Route): boolean {
 }
 
 /** Serve an authenticated request. Never throws: every failure becomes an answer. */
-export async function serve(route: Route, body: Buffer, deps: RouteDeps): Promise<Reply> {
+export async function serve(
+  route: Route,
+  body: Buffer,
+  deps: RouteDeps,
+  headers: IncomingHttpHeaders = {},
+): Promise<Reply> {
   switch (route.kind) {
     case 'health':
       return { status: 200, text: JSON.stringify({ ok: true, nodeId: deps.runtime.nodeId }) };
     case 'lease':
       return lease(body, deps);
     case 'execute':
-      return execute(body, deps);
+      return execute(body, deps, wellFormedTraceparent(headers[TRACEPARENT_HEADER]));
     case 'state':
       return state(route.rawId, deps);
     default:
@@ -75,7 +84,7 @@ async function lease(body: Buffer, deps: RouteDeps): Promise<Reply> {
   }
 }
 
-async function execute(body: Buffer, deps: RouteDeps): Promise<Reply> {
+async function execute(body: Buffer, deps: RouteDeps, traceparent: string | undefined): Promise<Reply> {
   const parsed = parseBody(body, executeRequestSchema);
   if ('status' in parsed) return parsed;
   const { fence, ...pkg } = parsed.value;
@@ -85,10 +94,31 @@ async function execute(body: Buffer, deps: RouteDeps): Promise<Reply> {
     workerId: deps.runtime.nodeId,
     allocatedAt: Date.now(),
   };
+  const adopted = adopt(deps, pkg.executionId, traceparent);
   try {
     return { status: 200, text: encode(await deps.runs.execute(lease, pkg)) };
   } catch (error) {
     return failureAnswer(error, pkg.executionId, deps.logger, 'execute');
+  } finally {
+    adopted?.();
+  }
+}
+
+/** Hand the run's caller context to the hook; a hook that throws is logged, and the run goes on. */
+function adopt(
+  deps: RouteDeps,
+  executionId: string,
+  traceparent: string | undefined,
+): (() => void) | undefined {
+  if (traceparent === undefined || deps.onTraceparent === undefined) return undefined;
+  try {
+    return deps.onTraceparent(executionId, traceparent) ?? undefined;
+  } catch (error) {
+    deps.logger.warn('onTraceparent threw; the run goes on without the caller context', {
+      executionId,
+      error: error instanceof Error ? error.message : String(error),
+    });
+    return undefined;
   }
 }
 

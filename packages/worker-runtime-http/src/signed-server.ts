@@ -8,7 +8,13 @@
  * Node-only.
  */
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Authenticator } from './authenticate.js';
 import type { Answer } from './failure-answer.js';
@@ -28,8 +34,8 @@ export interface Routes<R> {
   routeOf(path: string): { route: R; method: 'GET' | 'POST' | null };
   /** True when requests of `route` carry a JSON body. */
   takesBody(route: R): boolean;
-  /** Serve an authenticated request. Never throws: every failure becomes an answer. */
-  serve(route: R, body: Buffer): Promise<Reply>;
+  /** Serve an authenticated request (its headers as Node read them). Never throws: every failure becomes an answer. */
+  serve(route: R, body: Buffer, headers: IncomingHttpHeaders): Promise<Reply>;
 }
 
 /** How a signed server checks requests. */
@@ -105,7 +111,7 @@ async function handle<R>(request: IncomingMessage, response: ServerResponse, p: 
     response.setHeader('allow', allowed);
     return sendError(response, 405, { error: `use ${allowed}`, code: WireCodes.MethodNotAllowed });
   }
-  reply(response, await p.routes.serve(route, read.body));
+  reply(response, await p.routes.serve(route, read.body, request.headers));
 }
 
 /** The body, read under a slot of the pending bodies; 'busy' (unread) when none is free. */

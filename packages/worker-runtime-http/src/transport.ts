@@ -1,6 +1,7 @@
 /** The client's signed requests, over the global `fetch`. */
 import { RemoteTimeoutError, RemoteUnreachableError } from './errors.js';
 import { signRequest } from './signing.js';
+import { TRACEPARENT_HEADER } from './trace-context.js';
 
 /** Where and how a client sends. */
 export interface Endpoint {
@@ -20,6 +21,8 @@ export interface SignedRequest {
   executionId: string;
   /** Give up early when aborted (reported as unreachable). */
   signal?: AbortSignal;
+  /** The caller's W3C `traceparent`, sent as the `traceparent` header (default: none). */
+  traceparent?: string;
 }
 
 /** The answer's status and text. */
@@ -38,6 +41,7 @@ export async function send(endpoint: Endpoint, request: SignedRequest): Promise<
     accept: 'application/json',
   };
   if (request.method === 'POST') headers['content-type'] = 'application/json';
+  if (request.traceparent !== undefined) headers[TRACEPARENT_HEADER] = request.traceparent;
   const timeout = AbortSignal.timeout(endpoint.timeoutMs);
   const signal = request.signal === undefined ? timeout : AbortSignal.any([timeout, request.signal]);
   try {

@@ -22,7 +22,9 @@ import {
   SIGNATURE_HEADER,
   signRequest,
   TIMESTAMP_HEADER,
+  TRACEPARENT_HEADER,
   WireCodes,
+  wellFormedTraceparent,
 } from '@skein/worker-runtime-http';
 import { SkeinError } from '@skein/workflow-runtime';
 import { describe, expect, it } from 'vitest';
@@ -58,6 +60,18 @@ describe('@skein/worker-runtime-http exports', () => {
       'x-skein-signature',
     ]);
     expect(MIN_SECRET_BYTES).toBe(32);
+    expect(TRACEPARENT_HEADER).toBe('traceparent');
+    const tp = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+    expect(wellFormedTraceparent(tp)).toBe(tp);
+    for (const bad of [
+      '01-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+      `${tp}-x`,
+      'x',
+      42,
+      undefined,
+    ])
+      expect(wellFormedTraceparent(bad)).toBeUndefined();
+    expect(wellFormedTraceparent('00-00000000000000000000000000000000-b7ad6b7169203331-01')).toBeUndefined();
     expect(EXECUTION_ID_PATTERN.test('order-42:v1.retry_2')).toBe(true);
     expect(EXECUTION_ID_PATTERN.test('..')).toBe(false);
     const headers = signRequest(

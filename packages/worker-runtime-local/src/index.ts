@@ -18,6 +18,7 @@ export {
 export { LocalDispatcher, type LocalDispatcherOptions } from './local-dispatcher.js';
 export { LocalWorkerRuntime, type LocalWorkerRuntimeOptions } from './local-worker-runtime.js';
 export { OutboxPublisher, type OutboxPublisherOptions, type RelayReport } from './outbox-publisher.js';
+export type { OutboxRetentionOptions } from './outbox-retention.js';
 export { StoreTransport, type StoreTransportOptions, WAKEUP_CHANNEL_OUTBOX } from './store-transport.js';
 export { SupervisingDispatcher, type SupervisingDispatcherOptions } from './supervising-dispatcher.js';
 export { Supervisor, type SupervisorOptions, type TickReport } from './supervisor.js';

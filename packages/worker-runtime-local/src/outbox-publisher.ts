@@ -6,7 +6,13 @@
  * reason once it failed `maxDeliveryAttempts` times. A publisher that dies between publish
  * and settle leaves its claims to lapse; they are published again (O3: at least once).
  */
-import { messageOf, type PublishOutcome, type Transport } from '@skein/worker-runtime';
+import {
+  backoffIssues,
+  messageOf,
+  type PublishOutcome,
+  retryDelay,
+  type Transport,
+} from '@skein/worker-runtime';
 import {
   type ClaimedDelivery,
   DEFAULT_MAX_DELIVERY_ATTEMPTS,
@@ -15,6 +21,7 @@ import {
   type Stores,
 } from '@skein/workflow-runtime';
 import { OutboxMissingError, TransportClosedError } from './errors.js';
+import { type OutboxRetention, type OutboxRetentionOptions, retentionOf } from './outbox-retention.js';
 import { WAKEUP_CHANNEL_OUTBOX } from './store-transport.js';
 import type { WakeupSource } from './supervisor-wakeups.js';
 
@@ -32,10 +39,18 @@ export interface OutboxPublisherOptions {
   leaseMs?: number;
   /** How often an idle publisher looks at the outbox (default: 100). */
   pollIntervalMs?: number;
-  /** Backoff after a failed publish: `min(maxMs, initialMs * 2^(attempts-1))` (default: 200 and 30 000). */
+  /**
+   * Backoff after a failed publish: a delay drawn from the upper half of
+   * `min(maxMs, initialMs * 2^(attempts-1))` (`retryDelay`, default: 200 and 30 000).
+   */
   retry?: { initialMs?: number; maxMs?: number };
   /** A delivery failing this many times is retired with its last reason (default: 10). */
   maxDeliveryAttempts?: number;
+  /**
+   * Prune published deliveries while relaying (see `OutboxRetentionOptions`), or `false` to
+   * keep them all (default: on, a day after they were settled, every minute).
+   */
+  retention?: OutboxRetentionOptions | false;
   /** Outbox wake-ups (PostgreSQL's `stores.wakeups`, channel `outbox`) that cut the poll short (default: none). */
   wakeups?: WakeupSource;
   /** Milliseconds since the epoch (default: `Date.now`). */
@@ -81,6 +96,7 @@ export class OutboxPublisher {
   /** A kick that came while no loop was asleep: the next sleep is skipped. */
   private kicked = false;
   private unsubscribe: (() => Promise<void>) | undefined;
+  private readonly retention: OutboxRetention | undefined;
 
   constructor(options: OutboxPublisherOptions) {
     if (options?.stores?.outbox === undefined) throw new OutboxMissingError('OutboxPublisher');
@@ -97,6 +113,13 @@ export class OutboxPublisher {
     this.onError = options.onError ?? ((error, context) => console.error(`skein: ${context}:`, error));
     this.wakeups = options.wakeups;
     this.validate();
+    this.retention = retentionOf(
+      this.outbox,
+      options.retention,
+      this.clock,
+      this.onError,
+      'OutboxPublisher options',
+    );
   }
 
   /** Relay until `stop()`: each loop claims, publishes and settles a batch, then looks again. */
@@ -105,6 +128,7 @@ export class OutboxPublisher {
     this.stopping = false;
     const listening = this.listen();
     this.loops = Array.from({ length: this.concurrency }, () => listening.then(() => this.run()));
+    this.retention?.start();
   }
 
   /** Stop relaying and wait for the batches in flight to settle. */
@@ -113,6 +137,7 @@ export class OutboxPublisher {
     for (const wake of this.sleepers) wake();
     await Promise.all(this.loops);
     this.loops = [];
+    await this.retention?.stop();
     await this.unsubscribe?.();
     this.unsubscribe = undefined;
   }
@@ -121,6 +146,14 @@ export class OutboxPublisher {
   kick(): void {
     if (this.sleepers.size === 0) this.kicked = true;
     for (const wake of this.sleepers) wake();
+  }
+
+  /**
+   * Delete the published deliveries past their retention now (what the running publisher
+   * does every `retention.intervalMs`); returns how many. 0 with `retention: false`.
+   */
+  async prune(): Promise<number> {
+    return (await this.retention?.pruneNow()) ?? 0;
   }
 
   /** Claim one batch, publish it, and settle each delivery by its own outcome. */
@@ -173,7 +206,7 @@ export class OutboxPublisher {
       else report.lost += 1;
       return;
     }
-    const backoff = Math.min(this.maxMs, this.initialMs * 2 ** Math.max(0, delivery.attempts - 1));
+    const backoff = retryDelay(delivery.attempts, { initialMs: this.initialMs, maxMs: this.maxMs });
     const result = await this.outbox.reschedule(delivery.id, delivery.claimToken, {
       availableAt: now + backoff,
       error: `${outcome.status}: ${outcome.reason}`,
@@ -240,6 +273,7 @@ export class OutboxPublisher {
       pollIntervalMs: this.pollIntervalMs,
     }))
       if (!(value > 0)) issues.push({ path, message: `must be > 0, got ${value}` });
+    issues.push(...backoffIssues('retry', { initialMs: this.initialMs, maxMs: this.maxMs }));
     if (issues.length > 0) throw new InvalidInputError('OutboxPublisher options', issues);
   }
 }

@@ -7,6 +7,7 @@
  * A consumer that dies leaves its claims to lapse; another consumer then takes them.
  */
 import {
+  backoffIssues,
   type ConsumeOptions,
   DEFAULT_CONSUME_MAX_ATTEMPTS,
   DEFAULT_PREFETCH,
@@ -15,6 +16,7 @@ import {
   messageOf,
   type PublishOutcome,
   type QuarantinedMessage,
+  retryDelay,
   type Subscription,
   type Transport,
   type TransportMessage,
@@ -26,6 +28,7 @@ import {
   type Stores,
 } from '@skein/workflow-runtime';
 import { OutboxMissingError, TransportClosedError } from './errors.js';
+import { type OutboxRetention, type OutboxRetentionOptions, retentionOf } from './outbox-retention.js';
 import type { WakeupSource } from './supervisor-wakeups.js';
 
 /** Options of {@link StoreTransport}. */
@@ -36,8 +39,17 @@ export interface StoreTransportOptions {
   leaseMs?: number;
   /** How often an idle consumer looks for deliveries (default: 100). */
   pollIntervalMs?: number;
-  /** Backoff after a failed handling: `min(maxMs, initialMs * 2^(attempt-1))` (default: 100 and 30 000). */
+  /**
+   * Backoff after a failed handling: a delay drawn from the upper half of
+   * `min(maxMs, initialMs * 2^(attempt-1))` (`retryDelay`, default: 100 and 30 000).
+   */
   retry?: { initialMs?: number; maxMs?: number };
+  /**
+   * Prune the deliveries consumers acked while any consumer runs (see
+   * `OutboxRetentionOptions`), or `false` to keep them all (default: on, a day after they
+   * were settled, every minute).
+   */
+  retention?: OutboxRetentionOptions | false;
   /** A source of outbox wake-ups (PostgreSQL's `stores.wakeups`, channel `outbox`) that cuts the poll short (default: none). */
   wakeups?: WakeupSource;
   /** Milliseconds since the epoch (default: `Date.now`). */
@@ -68,6 +80,7 @@ export class StoreTransport implements Transport {
   private readonly onError: (error: unknown, context: string) => void;
   private readonly consumers = new Set<StoreConsumer>();
   private closed = false;
+  private readonly retention: OutboxRetention | undefined;
 
   constructor(private readonly options: StoreTransportOptions) {
     if (options?.stores?.outbox === undefined) throw new OutboxMissingError('StoreTransport');
@@ -79,7 +92,15 @@ export class StoreTransport implements Transport {
     this.clock = options.clock ?? Date.now;
     this.onError = options.onError ?? ((error, context) => console.error(`skein: ${context}:`, error));
     const issues = positive({ leaseMs: this.leaseMs, pollIntervalMs: this.pollIntervalMs });
+    issues.push(...backoffIssues('retry', { initialMs: this.initialMs, maxMs: this.maxMs }));
     if (issues.length > 0) throw new InvalidInputError('StoreTransport options', issues);
+    this.retention = retentionOf(
+      this.outbox,
+      options.retention,
+      this.clock,
+      this.onError,
+      'StoreTransport options',
+    );
   }
 
   /** Every message is in the outbox already: publishing confirms each at once. */
@@ -99,6 +120,7 @@ export class StoreTransport implements Transport {
     const consumer = new StoreConsumer(this, topic, handler, prefetch, maxAttempts);
     this.consumers.add(consumer);
     await consumer.start(this.options.wakeups);
+    this.retention?.start();
     return {
       close: async () => {
         await consumer.close();
@@ -129,8 +151,17 @@ export class StoreTransport implements Transport {
     }
   }
 
+  /**
+   * Delete the acked deliveries past their retention now (what the transport does every
+   * `retention.intervalMs` while a consumer runs); returns how many. 0 with `retention: false`.
+   */
+  async prune(): Promise<number> {
+    return (await this.retention?.pruneNow()) ?? 0;
+  }
+
   async close(): Promise<void> {
     this.closed = true;
+    await this.retention?.stop();
     await Promise.all([...this.consumers].map((consumer) => consumer.close()));
     this.consumers.clear();
   }
@@ -143,7 +174,7 @@ export class StoreTransport implements Transport {
       pollIntervalMs: this.pollIntervalMs,
       clock: this.clock,
       onError: this.onError,
-      backoff: (attempt: number) => Math.min(this.maxMs, this.initialMs * 2 ** Math.max(0, attempt - 1)),
+      backoff: (attempt: number) => retryDelay(attempt, { initialMs: this.initialMs, maxMs: this.maxMs }),
     };
   }
 }

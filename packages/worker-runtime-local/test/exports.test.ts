@@ -12,9 +12,12 @@ describe('public entry points', () => {
       'DispatchFailedError',
       'DispatchTimeoutError',
       'ExecutionSupersededError',
+      'backoffCeiling',
+      'backoffIssues',
       'handle',
       'isSupersededRefusal',
       'messageOf',
+      'retryDelay',
     ]);
     expect(new spi.DispatchTimeoutError('x', 10, 2).code).toBe(spi.DispatchErrorCodes.DispatchTimeout);
     expect(new spi.CircuitOpenError('x', 0, 3).toJSON()).toMatchObject({

@@ -3,6 +3,12 @@
  * only; implementations live in `@skein/worker-runtime-local` and `@skein/worker-runtime-http`.
  */
 export {
+  backoffCeiling,
+  backoffIssues,
+  type RetryBackoff,
+  retryDelay,
+} from './backoff.js';
+export {
   CircuitOpenError,
   type DispatchErrorCode,
   DispatchErrorCodes,

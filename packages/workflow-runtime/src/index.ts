@@ -148,7 +148,9 @@ export {
   type ClaimedDelivery,
   checkClaimOptions,
   checkOutboxMessages,
+  checkPruneOptions,
   DEFAULT_MAX_DELIVERY_ATTEMPTS,
+  DEFAULT_PRUNE_LIMIT,
   type DeliveryStatus,
   EXECUTION_PENDING_TOPIC,
   type ExecutionPendingPayload,
@@ -157,6 +159,7 @@ export {
   type OutboxDelivery,
   type OutboxMessage,
   type OutboxStore,
+  type PruneDeliveriesOptions,
   type RescheduleOptions,
   type RescheduleOutcome,
   unsettledDiagnostic,
@@ -175,6 +178,7 @@ export {
   type QueueOptions,
   QueueRegistry,
 } from './queues/define-queue.js';
+export { type QueueItemRow, queueEntryOf, queueItemOf } from './queues/queue-rows.js';
 export type {
   ClaimQueueOptions,
   QueueEnqueueResult,

@@ -89,6 +89,14 @@ export interface RescheduleOptions {
   maxDeliveryAttempts?: number;
 }
 
+/** Options of {@link OutboxStore.prune}. */
+export interface PruneDeliveriesOptions {
+  /** Delete published deliveries settled before this time (ms since the epoch), with their ledger rows. */
+  settledBefore: number;
+  /** At most this many, an integer >= 1 (default: 1 000). */
+  limit?: number;
+}
+
 /** What {@link OutboxStore.reschedule} did: `'lost'` when the token was no longer the delivery's. */
 export type RescheduleOutcome = 'rescheduled' | 'retired' | 'lost';
 
@@ -140,6 +148,12 @@ export interface OutboxStore {
   retire(messageId: string, token: string, reason: string, now: number): Promise<boolean>;
   /** Extend a claim to `now + leaseMs` while its claimer works; false when `token` is not current. */
   renew(messageId: string, token: string, now: number, leaseMs: number): Promise<boolean>;
+  /**
+   * Delete up to `limit` published deliveries settled before `settledBefore`, oldest message
+   * first, and their ledger rows, in one transaction; pending and retired ones are kept.
+   * Returns how many were deleted (fewer than `limit`: nothing older is left).
+   */
+  prune(options: PruneDeliveriesOptions): Promise<number>;
   /** One delivery with its message, or null. */
   get(messageId: string): Promise<OutboxDelivery | null>;
   /** Deliveries ordered by message id, filtered and bounded. */
@@ -203,6 +217,24 @@ export function checkClaimOptions(options: ClaimDeliveriesOptions): number {
   if (issues.length > 0) throw new InvalidInputError('outbox claim options', issues);
   return options.now ?? Date.now();
 }
+
+/** Check prune options; throws `InvalidInputError` naming the field. Returns the limit (default: 1 000). */
+export function checkPruneOptions(options: PruneDeliveriesOptions): number {
+  const issues: { path: string; message: string }[] = [];
+  if (!Number.isSafeInteger(options?.settledBefore))
+    issues.push({
+      path: 'settledBefore',
+      message: `must be an integer of ms since the epoch, got ${options?.settledBefore}`,
+    });
+  const limit = options?.limit ?? DEFAULT_PRUNE_LIMIT;
+  if (!Number.isSafeInteger(limit) || limit < 1)
+    issues.push({ path: 'limit', message: `must be an integer >= 1, got ${limit}` });
+  if (issues.length > 0) throw new InvalidInputError('outbox prune options', issues);
+  return limit;
+}
+
+/** Deliveries one `prune` deletes at most, unless the caller says otherwise. */
+export const DEFAULT_PRUNE_LIMIT = 1_000;
 
 /** The diagnostic of a delivery retired at claim time: its claimers never settled it. */
 export function unsettledDiagnostic(attempts: number, lastError: string | null): string {

@@ -6,7 +6,7 @@
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { AmqpTransport, type AmqpTransportOptions, topologyOf } from '@skein/broker-amqp';
+import { AmqpTransport, type AmqpTransportOptions, retryCeilings, topologyOf } from '@skein/broker-amqp';
 import { Connection } from 'rabbitmq-client';
 import { it } from 'vitest';
 
@@ -57,20 +57,30 @@ export function connectTransport(
     prefix,
     connectionName: `skeintest:${prefix}`,
     reconnect: { stepMs: 100, maxMs: 1_000 },
+    retry: TEST_RETRY,
     onError: () => undefined,
     ...options,
   });
 }
 
-/** Delete the exchanges and the queues of `topics` under `prefix`. */
-export async function deleteTopology(prefix: string, topics: readonly string[]): Promise<void> {
+/** The retry backoff the tests' transports use unless told otherwise. */
+export const TEST_RETRY = { initialMs: 100, maxMs: 800 };
+
+/** Delete the exchanges and the queues of `topics` under `prefix` (and the retry queues of `retry`). */
+export async function deleteTopology(
+  prefix: string,
+  topics: readonly string[],
+  retry = TEST_RETRY,
+): Promise<void> {
   const t = topologyOf(prefix);
+  const ceilings = retryCeilings(retry);
   const connection = new Connection({ url: AMQP_URL });
   connection.on('error', () => undefined);
   try {
-    for (const queue of [...topics.map((topic) => t.queueOf(topic)), t.quarantineQueue])
+    const retryQueues = ceilings.map((ms) => t.retryQueueOf(ms));
+    for (const queue of [...topics.map((topic) => t.queueOf(topic)), t.quarantineQueue, ...retryQueues])
       await connection.queueDelete({ queue }).catch(() => undefined);
-    for (const exchange of [t.exchange, t.quarantineExchange])
+    for (const exchange of [t.exchange, t.quarantineExchange, t.retryExchange])
       await connection.exchangeDelete({ exchange }).catch(() => undefined);
   } finally {
     await connection.close();

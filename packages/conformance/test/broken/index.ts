@@ -17,7 +17,7 @@ import { NoPartitionsQueueStore, PerOwnerLimitQueueStore } from './broken-queues
 import { DuplicateSeqEventStore } from './duplicate-seq.js';
 import { GlobalSignalIdStore } from './global-signal-ids.js';
 import { NoFenceCheckEventStore } from './no-fence-check.js';
-import { AnyTokenOutbox, BeforeAppendEventStore } from './outbox.js';
+import { AnyTokenOutbox, BeforeAppendEventStore, EveryAgePruneOutbox } from './outbox.js';
 import { RacyBoundInboxStore, UnboundedInboxStore } from './unbounded-inbox.js';
 
 /** Every broken event store, by the name its suite run is registered under. */
@@ -56,6 +56,10 @@ export const brokenOutboxes: Record<
   },
   'broken-outbox-any-token': () => {
     const outbox = new AnyTokenOutbox();
+    return { events: new MemoryEventStore({ outbox }), outbox, close() {} };
+  },
+  'broken-outbox-prunes-retired': () => {
+    const outbox = new EveryAgePruneOutbox();
     return { events: new MemoryEventStore({ outbox }), outbox, close() {} };
   },
 };

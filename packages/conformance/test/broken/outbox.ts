@@ -2,13 +2,15 @@
  * Deliberately broken outboxes. `BeforeAppendOutbox` writes an append's messages first and
  * then appends, in two steps (O1 broken: a refused append leaves its messages behind).
  * `AnyTokenOutbox` settles a delivery whatever token the caller holds (a crashed claimer's
- * stale token still marks published). The outbox suite must reject both.
+ * stale token still marks published). `EveryAgePruneOutbox` prunes retired deliveries too (an
+ * operator's diagnostics vanish). The outbox suite must reject each.
  */
 import {
   type AppendRequest,
   type AppendResult,
   MemoryEventStore,
   MemoryOutboxStore,
+  type PruneDeliveriesOptions,
   type RescheduleOptions,
   type RescheduleOutcome,
 } from '@skein/workflow-runtime';
@@ -55,5 +57,15 @@ export class AnyTokenOutbox extends MemoryOutboxStore {
     options: RescheduleOptions,
   ): Promise<RescheduleOutcome> {
     return super.reschedule(messageId, await this.tokenOf(messageId), options);
+  }
+}
+
+/** The memory outbox, except that prune deletes retired deliveries as well as published ones. */
+export class EveryAgePruneOutbox extends MemoryOutboxStore {
+  override async prune(options: PruneDeliveriesOptions): Promise<number> {
+    const retired = await this.list({ status: 'retired', limit: 10_000 });
+    const shadow = retired.filter((d) => (d.settledAt ?? 0) < options.settledBefore);
+    for (const d of shadow) Reflect.get(this, 'deliveries').delete(d.id);
+    return shadow.length + (await super.prune(options));
   }
 }

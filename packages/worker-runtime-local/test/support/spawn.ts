@@ -1,11 +1,17 @@
-/** Run a TypeScript file of this folder in a new Node process, with the workspace's module paths. */
+/**
+ * Run a TypeScript file in a new Node process, with the workspace's module paths: the one
+ * helper the workspace's crash and kill tests (and the crash demo) spawn their children with.
+ */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('../../../../', import.meta.url));
 
-/** Spawn `node --import tsx <file> ...args`; stdout is piped, stderr inherited. */
-export function spawnScript(file: string, args: string[]): ChildProcess {
+/**
+ * Spawn `node --import tsx <file> ...args`; stdout is piped, stderr inherited.
+ * @param file a URL (`new URL('./child.ts', import.meta.url)`), or a path relative to this folder
+ */
+export function spawnScript(file: string | URL, args: string[]): ChildProcess {
   return spawn(
     process.execPath,
     ['--import', 'tsx', fileURLToPath(new URL(file, import.meta.url)), ...args],

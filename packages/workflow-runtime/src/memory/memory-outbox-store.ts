@@ -6,12 +6,14 @@ import {
   type ClaimedDelivery,
   checkClaimOptions,
   checkOutboxMessages,
+  checkPruneOptions,
   DEFAULT_MAX_DELIVERY_ATTEMPTS,
   exhaustedDiagnostic,
   type ListDeliveriesQuery,
   type OutboxDelivery,
   type OutboxMessage,
   type OutboxStore,
+  type PruneDeliveriesOptions,
   type RescheduleOptions,
   type RescheduleOutcome,
   unsettledDiagnostic,
@@ -115,6 +117,16 @@ export class MemoryOutboxStore implements OutboxStore {
     if (row === undefined) return false;
     row.availableAt = now + leaseMs;
     return true;
+  }
+
+  async prune(options: PruneDeliveriesOptions): Promise<number> {
+    const limit = checkPruneOptions(options);
+    const old = [...this.deliveries.values()]
+      .filter((row) => row.status === 'published' && (row.settledAt ?? 0) < options.settledBefore)
+      .sort((a, b) => compare(a.id, b.id))
+      .slice(0, limit);
+    for (const row of old) this.deliveries.delete(row.id);
+    return old.length;
   }
 
   async get(messageId: string): Promise<OutboxDelivery | null> {
