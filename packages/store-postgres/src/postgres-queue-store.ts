@@ -85,9 +85,10 @@ export class PostgresQueueStore implements QueueStore {
 
   async requeue(executionId: string, availableAt: number): Promise<QueueEntry | null> {
     if (hasNul(executionId)) return null;
-    const row = (await this.db.query<ItemRow>('queues.requeue', requeueSuspended(executionId, availableAt)))
-      .rows[0];
-    return row === undefined ? null : toEntry(row);
+    const row = (
+      await this.db.query<QueueItemRow>('queues.requeue', requeueSuspended(executionId, availableAt))
+    ).rows[0];
+    return row === undefined ? null : queueEntryOf(row);
   }
 
   async finish(executionId: string): Promise<void> {

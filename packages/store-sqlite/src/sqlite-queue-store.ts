@@ -68,7 +68,7 @@ export class SqliteQueueStore implements QueueStore {
   async requeue(executionId: string, availableAt: number): Promise<QueueEntry | null> {
     this.statements.requeue.run(availableAt, executionId);
     const row = this.statements.byId.get(executionId);
-    return row === undefined ? null : toEntry(row);
+    return row === undefined ? null : queueEntryOf(row);
   }
 
   async finish(executionId: string): Promise<void> {
