@@ -22,6 +22,9 @@ test('a timer the maintenance claims during the run that suspends on it still wa
     name: 'nap',
     input: z.null(),
     async run(ctx) {
+      // A step first makes seq 0 durable before the timer exists: a pass claims only timers of
+      // executions whose workflow the index knows (adr/0059).
+      await ctx.step('first', () => 1);
       await ctx.sleep('nap', 5);
       return 'woke';
     },
