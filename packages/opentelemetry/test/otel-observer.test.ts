@@ -15,7 +15,6 @@ import {
   executionSpanIdOf,
   otelObserver,
   SkeinAttributes,
-  skeinIdGenerator,
   stepSpanIdOf,
   traceIdOf,
   traceparentOf,
@@ -24,6 +23,7 @@ import { openSqliteStores, type SqliteStores } from '@skein/store-sqlite';
 import { createRuntime, defineWorkflow, type Runtime } from '@skein/workflow-runtime';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { tracing } from './support/tracing.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -42,17 +42,6 @@ function sqlite(): { path: string; open(): SqliteStores } {
       return stores;
     },
   };
-}
-
-/** A provider with the derived ids and its own in-memory exporter (one per simulated process). */
-function tracing() {
-  const exporter = new InMemorySpanExporter();
-  const provider = new BasicTracerProvider({
-    idGenerator: skeinIdGenerator,
-    spanProcessors: [new SimpleSpanProcessor(exporter)],
-  });
-  cleanups.push(() => provider.shutdown());
-  return { exporter, tracer: provider.getTracer('skein-test') };
 }
 
 function runtimeWith(
@@ -98,7 +87,7 @@ async function until(check: () => Promise<boolean> | boolean): Promise<void> {
 
 describe('otelObserver', () => {
   it('nests steps and signals under the execution span, in the trace derived from the execution id, with the attributes', async () => {
-    const { exporter, tracer } = tracing();
+    const { exporter, tracer } = tracing(cleanups);
     const runtime = runtimeWith(sqlite().open(), [order], tracer);
     const handle = await runtime.start(order, { sku: 'a' }, { executionId: 'order-42' });
     await until(async () => (await runtime.loadState('order-42'))?.awaiting !== undefined);
@@ -156,7 +145,7 @@ describe('otelObserver', () => {
         return ctx.step('load', () => 3);
       },
     });
-    const first = tracing();
+    const first = tracing(cleanups);
     const crashed = createRuntime({
       stores: db.open(),
       workflows: [pipeline],
@@ -165,7 +154,7 @@ describe('otelObserver', () => {
     await crashed.start(pipeline, {}, { executionId: 'etl-1' });
     await until(async () => (await crashed.loadState('etl-1'))?.calls[1]?.status === 'started');
     hang = false;
-    const second = tracing();
+    const second = tracing(cleanups);
     const recovering = runtimeWith(db.open(), [pipeline], second.tracer);
     await recovering.execute({ executionId: 'etl-1', workflow: 'pipeline' });
     const before = first.exporter.getFinishedSpans();
@@ -189,7 +178,7 @@ describe('otelObserver', () => {
   });
 
   it('a child execution links to its parent execution span', async () => {
-    const { exporter, tracer } = tracing();
+    const { exporter, tracer } = tracing(cleanups);
     const leaf = defineWorkflow({
       name: 'leaf',
       input: z.object({}),

@@ -7,18 +7,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  BasicTracerProvider,
-  InMemorySpanExporter,
-  type ReadableSpan,
-  SimpleSpanProcessor,
-} from '@opentelemetry/sdk-trace-base';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import {
   CallerContexts,
   callerTraceparent,
   executionSpanIdOf,
   otelObserver,
-  skeinIdGenerator,
   spanContextOf,
   stepSpanIdOf,
   traceIdOf,
@@ -31,22 +25,13 @@ import { LocalDispatcher } from '@skein/worker-runtime-local';
 import { createRuntime, defineWorkflow } from '@skein/workflow-runtime';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { tracing } from './support/tracing.js';
 
 const SECRET = 'a-test-secret-of-at-least-32-bytes!!';
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
-
-function tracing() {
-  const exporter = new InMemorySpanExporter();
-  const provider = new BasicTracerProvider({
-    idGenerator: skeinIdGenerator,
-    spanProcessors: [new SimpleSpanProcessor(exporter)],
-  });
-  cleanups.push(() => provider.shutdown());
-  return { exporter, tracer: provider.getTracer('skein-test') };
-}
 
 const ship = defineWorkflow({
   name: 'ship',
@@ -63,7 +48,7 @@ async function remoteWorker(traceparent?: (executionId: string) => string | unde
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
   const stores = openSqliteStores({ path: join(dir, 'skein.db') });
   cleanups.push(() => stores.close());
-  const worker = tracing();
+  const worker = tracing(cleanups);
   const callers = new CallerContexts();
   const runtime = createRuntime({
     stores,
@@ -85,7 +70,7 @@ const steps = (spans: ReadableSpan[]) => spans.filter((span) => span.name === 's
 
 describe('traceparent over the HTTP worker', () => {
   it("a step run on the remote worker is a child of the caller's span, in the caller's trace", async () => {
-    const caller = tracing();
+    const caller = tracing(cleanups);
     const request = caller.tracer.startSpan('caller.request');
     const sent: string[] = [];
     const remote = await remoteWorker((executionId) => {
