@@ -1,6 +1,7 @@
 /** In-memory implementations of every store SPI. */
 import type { Stores } from '../spi.js';
 import { MemoryEventStore, type MemoryEventStoreOptions } from './memory-event-store.js';
+import { MemoryFanOutStore } from './memory-fan-out-store.js';
 import { MemoryLeaseStore } from './memory-lease-store.js';
 import { MemoryOutboxStore } from './memory-outbox-store.js';
 import { MemoryQueueStore } from './memory-queue-store.js';
@@ -10,6 +11,7 @@ import { MemorySnapshotStore } from './memory-snapshot-store.js';
 import { MemoryTimerStore } from './memory-timer-store.js';
 
 export { MemoryEventStore, type MemoryEventStoreOptions } from './memory-event-store.js';
+export { INITIAL_WRITE_EPOCH, MemoryFanOutStore } from './memory-fan-out-store.js';
 export { MemoryLeaseStore } from './memory-lease-store.js';
 export { MemoryOutboxStore } from './memory-outbox-store.js';
 export { MemoryQueueStore } from './memory-queue-store.js';
@@ -18,9 +20,10 @@ export { MemorySignalStore } from './memory-signal-store.js';
 export { MemorySnapshotStore } from './memory-snapshot-store.js';
 export { MemoryTimerStore } from './memory-timer-store.js';
 
-/** Every store in memory, the outbox included. */
+/** Every store in memory, the outbox and the fan-out tables included. */
 export interface MemoryStores extends Stores {
   outbox: MemoryOutboxStore;
+  fanOuts: MemoryFanOutStore;
 }
 
 /**
@@ -33,6 +36,7 @@ export function openMemoryStores(options: MemoryEventStoreOptions = {}): MemoryS
   return {
     events: new MemoryEventStore({ ...options, outbox }),
     outbox,
+    fanOuts: new MemoryFanOutStore(outbox),
     snapshots: new MemorySnapshotStore(),
     timers: new MemoryTimerStore(),
     leases: new MemoryLeaseStore(),
