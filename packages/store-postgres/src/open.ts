@@ -4,6 +4,7 @@ import { Database } from './database.js';
 import { loadMigrations, migrate } from './migrate.js';
 import { type PostgresStoresOptions, resolveOptions } from './options.js';
 import { PostgresEventStore } from './postgres-event-store.js';
+import { PostgresFanOutStore } from './postgres-fan-out-store.js';
 import { PostgresLeaseStore } from './postgres-lease-store.js';
 import { PostgresOutboxStore } from './postgres-outbox-store.js';
 import { PostgresQueueStore } from './postgres-queue-store.js';
@@ -27,6 +28,8 @@ export interface PostgresStores extends Stores {
   schedules: PostgresScheduleStore;
   /** The outbox: an append's messages are written by the append statement itself (O1). */
   outbox: PostgresOutboxStore;
+  /** The fan-out tables (docs/fan-out.md): chunk-ready messages commit with the change that causes them. */
+  fanOuts: PostgresFanOutStore;
   /** `LISTEN`/`NOTIFY` between the processes sharing the schema (timers notify `timers`). */
   wakeups: PostgresWakeups;
   /** The schema the stores live in. */
@@ -73,6 +76,7 @@ export async function openPostgresStores(options: PostgresStoresOptions): Promis
     queues: new PostgresQueueStore(db),
     schedules: new PostgresScheduleStore(db),
     outbox: new PostgresOutboxStore(db),
+    fanOuts: new PostgresFanOutStore(db),
     wakeups,
     schema: resolved.schema,
     close() {

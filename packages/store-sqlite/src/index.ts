@@ -12,6 +12,7 @@ export {
 } from './errors.js';
 export { openSqliteStores, type SqliteStores, type SqliteStoresOptions } from './open.js';
 export { SqliteEventStore, type SqliteEventStoreOptions } from './sqlite-event-store.js';
+export { SqliteFanOutStore } from './sqlite-fan-out-store.js';
 export { SqliteLeaseStore } from './sqlite-lease-store.js';
 export { SqliteOutboxStore } from './sqlite-outbox-store.js';
 export { SqliteQueueStore } from './sqlite-queue-store.js';

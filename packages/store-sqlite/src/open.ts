@@ -3,6 +3,7 @@ import type { Stores } from '@skein/workflow-runtime';
 import { type ConnectionOptions, openConnection } from './connection.js';
 import { loadMigrations, migrate } from './migrate.js';
 import { SqliteEventStore } from './sqlite-event-store.js';
+import { SqliteFanOutStore } from './sqlite-fan-out-store.js';
 import { SqliteLeaseStore } from './sqlite-lease-store.js';
 import { SqliteOutboxStore } from './sqlite-outbox-store.js';
 import { SqliteQueueStore } from './sqlite-queue-store.js';
@@ -32,6 +33,8 @@ export interface SqliteStores extends Stores {
   schedules: SqliteScheduleStore;
   /** The outbox: an append's messages commit in its transaction (O1). */
   outbox: SqliteOutboxStore;
+  /** The fan-out tables (docs/fan-out.md): chunk-ready messages commit with the change that causes them. */
+  fanOuts: SqliteFanOutStore;
   close(): Promise<void>;
 }
 
@@ -63,6 +66,7 @@ export function openSqliteStores(options: SqliteStoresOptions): SqliteStores {
     queues: new SqliteQueueStore(db),
     schedules: new SqliteScheduleStore(db),
     outbox: new SqliteOutboxStore(db),
+    fanOuts: new SqliteFanOutStore(db),
     close() {
       closing ??= events.drain().then(() => {
         db.close();

@@ -69,6 +69,24 @@ export {
 } from './events.js';
 export type { RunOutcome } from './execution-run.js';
 export {
+  type CreateDecision,
+  decideAdvance,
+  decideClaim,
+  decideCreate,
+  decideDispatch,
+  decideRecovery,
+  decideRelease,
+  decideRenew,
+  decideResults,
+  endFanOut,
+  holdsChunk,
+  holdsCreation,
+  INITIAL_WRITE_EPOCH,
+  newChunk,
+  newItems,
+  sameSeed,
+} from './fan-out-rules.js';
+export {
   type ChunkClaim,
   type ChunkClaimRef,
   type ChunkReadyPayload,
@@ -153,7 +171,6 @@ export {
 } from './log-requests.js';
 export type { MaintenanceOptions, MaintenancePass } from './maintenance.js';
 export {
-  INITIAL_WRITE_EPOCH,
   MemoryEventStore,
   type MemoryEventStoreOptions,
   MemoryFanOutStore,

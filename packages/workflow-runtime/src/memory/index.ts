@@ -11,7 +11,7 @@ import { MemorySnapshotStore } from './memory-snapshot-store.js';
 import { MemoryTimerStore } from './memory-timer-store.js';
 
 export { MemoryEventStore, type MemoryEventStoreOptions } from './memory-event-store.js';
-export { INITIAL_WRITE_EPOCH, MemoryFanOutStore } from './memory-fan-out-store.js';
+export { MemoryFanOutStore } from './memory-fan-out-store.js';
 export { MemoryLeaseStore } from './memory-lease-store.js';
 export { MemoryOutboxStore } from './memory-outbox-store.js';
 export { MemoryQueueStore } from './memory-queue-store.js';
