@@ -136,6 +136,10 @@ export function fanOutCreationCases({ name, open }: FanOutStoreSuiteOptions): vo
           'b:3:b',
         ]);
         expect(new Set(messages.map((m) => m.id)).size).toBe(5);
+        const topics = (await outbox.list({ limit: 100 })).map(
+          (d) => `${d.topic}:${JSON.parse(d.payload).shard}`,
+        );
+        expect(new Set(topics)).toEqual(new Set(['fanout.chunk.ready.a:a', 'fanout.chunk.ready.b:b']));
         expect((await fanOuts.chunk('f1', 'b', 3))?.firstIndex).toBe(6);
         expect((await fanOuts.chunk('f1', 'a', 4))?.size).toBe(1);
       }),

@@ -152,7 +152,7 @@ export async function chunkMessages(
 ): Promise<(ChunkReadyPayload & { id: string; availableAt: number })[]> {
   const deliveries = await outbox.list({ limit: 10_000 });
   return deliveries
-    .filter((delivery) => delivery.topic === FANOUT_CHUNK_READY_TOPIC)
+    .filter((delivery) => delivery.topic.startsWith(`${FANOUT_CHUNK_READY_TOPIC}.`))
     .map((delivery) => ({
       ...(JSON.parse(delivery.payload) as ChunkReadyPayload),
       id: delivery.id,

@@ -27,8 +27,13 @@ import { InvalidInputError } from './errors.js';
 import { illFormedReason, newId } from './ids.js';
 import type { OutboxMessage } from './outbox.js';
 
-/** The topic of a chunk-ready message. */
+/** The prefix of every chunk-ready topic: a shard's chunks are on `fanout.chunk.ready.<shard>`. */
 export const FANOUT_CHUNK_READY_TOPIC = 'fanout.chunk.ready';
+
+/** The topic of a shard's chunk-ready messages, so a worker hears only of the shards it serves. */
+export function chunkReadyTopic(shard: string): string {
+  return `${FANOUT_CHUNK_READY_TOPIC}.${shard}`;
+}
 
 /** Most items in one chunk. */
 export const MAX_CHUNK_SIZE = 10_000;
@@ -331,11 +336,11 @@ export interface ChunkReadyPayload {
   reason: 'dispatch' | 'retry' | 'requeue' | 'recovery';
 }
 
-/** A chunk-ready message: a fresh id (its dedupe key), keyed by the chunk, available at `availableAt`. */
+/** A chunk-ready message on its shard's topic: a fresh id (its dedupe key), keyed by the chunk, available at `availableAt`. */
 export function chunkReadyMessage(payload: ChunkReadyPayload, now: number, availableAt = now): OutboxMessage {
   return {
     id: newId(),
-    topic: FANOUT_CHUNK_READY_TOPIC,
+    topic: chunkReadyTopic(payload.shard),
     key: `${payload.fanOutId}/${payload.shard}/${payload.chunkId}`,
     payload: JSON.stringify(payload),
     createdAt: now,

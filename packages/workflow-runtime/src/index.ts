@@ -68,6 +68,7 @@ export {
   type TimerScheduledPayload,
 } from './events.js';
 export type { RunOutcome } from './execution-run.js';
+export { type CreateFanOutOptions, createFanOut, type FanOutSource } from './fan-out-creation.js';
 export {
   type CreateDecision,
   decideAdvance,
@@ -86,6 +87,16 @@ export {
   newItems,
   sameSeed,
 } from './fan-out-rules.js';
+export {
+  type FanOutAggregate,
+  type FanOutItemError,
+  type FanOutSummary,
+  fanOutSettled,
+  itemsInOrder,
+  MAX_SUMMARY_ERRORS,
+  type SummarizeOptions,
+  summarizeFanOut,
+} from './fan-out-settlement.js';
 export {
   type ChunkClaim,
   type ChunkClaimRef,
@@ -107,6 +118,7 @@ export {
   chunkCount,
   chunkIdOnShard,
   chunkReadyMessage,
+  chunkReadyTopic,
   chunksOnShard,
   DEFAULT_ITEMS_LIMIT,
   DEFAULT_MAX_PROCESSING_FAILURES,
@@ -293,6 +305,19 @@ export type {
   Timer,
   TimerStore,
 } from './spi.js';
+export {
+  type AnyTask,
+  DEFAULT_TASK_ATTEMPTS,
+  defineTask,
+  describeTaskError,
+  parseTaskInput,
+  runTaskAttempt,
+  type TaskAttemptInfo,
+  type TaskDefinition,
+  type TaskOutcome,
+  type TaskSpec,
+  taskRetryAt,
+} from './task.js';
 export {
   TENANT_SCOPE,
   TENANT_SEPARATOR,
