@@ -8,6 +8,7 @@ import {
   NulInTextError,
   openPostgresStores,
   PostgresEventStore,
+  PostgresFanOutStore,
   PostgresLeaseStore,
   PostgresQueueStore,
   PostgresScheduleStore,
@@ -64,6 +65,7 @@ describe('@skein/store-postgres exports', () => {
         expect(stores.signals).toBeInstanceOf(PostgresSignalStore);
         expect(stores.queues).toBeInstanceOf(PostgresQueueStore);
         expect(stores.schedules).toBeInstanceOf(PostgresScheduleStore);
+        expect(stores.fanOuts).toBeInstanceOf(PostgresFanOutStore);
         expect(stores.wakeups).toBeInstanceOf(PostgresWakeups);
         expect(typeof openPostgresStores).toBe('function');
       } finally {
