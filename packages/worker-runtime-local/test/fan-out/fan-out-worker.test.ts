@@ -164,4 +164,45 @@ describe('FanOutWorker on SQLite with StoreTransport', () => {
     expect(await worker.handle(of('a'))).toBe('ack');
     expect(worker.stats().claimed).toBe(1);
   });
+
+  it('placement: two shards on two SQLite files, one StoreTransport each; retries wait in the shard file; one result per item', async () => {
+    const a = openFile('a.db');
+    const b = openFile('b.db');
+    const shards = { a: a.fanOuts, b: b.fanOuts };
+    await create(a.fanOuts, shards, planOf('f1', 20, ['a', 'b']), 400, (i) =>
+      i % 50 === 7 ? 'flaky' : 'ok',
+    );
+    const transports = [
+      new StoreTransport({ stores: a, pollIntervalMs: 10 }),
+      new StoreTransport({ stores: b, pollIntervalMs: 10 }),
+    ];
+    const worker = new FanOutWorker({
+      home: a.fanOuts,
+      shards,
+      transport: transports,
+      tasks: [score],
+      parallelism: 4,
+    });
+    opened.push({
+      close: async () => {
+        await worker.stop();
+        for (const t of transports) await t.close();
+      },
+    });
+    await worker.start();
+    await until(() => fanOutSettled('f1', shards, 400), 30_000, 'every chunk on both shards done');
+    expect((await a.fanOuts.counts('f1')).items.succeeded).toBe(200);
+    expect((await b.fanOuts.counts('f1')).items.succeeded).toBe(200);
+    const rows = await itemRows('f1', shards);
+    expect(rows.map((r) => r.index)).toEqual(Array.from({ length: 400 }, (_, i) => i));
+    expect(rows.filter((r) => r.attempt === 2).map((r) => r.index)).toEqual([
+      7, 57, 107, 157, 207, 257, 307, 357,
+    ]);
+    // Shard b's retry messages were written to b's own outbox, with the release that caused them.
+    const retries = (await b.outbox.list({ limit: 100 })).filter(
+      (d) => JSON.parse(d.payload).reason === 'retry',
+    );
+    expect(retries.length).toBe(4);
+    expect(retries.every((d) => d.topic === 'fanout.chunk.ready.b')).toBe(true);
+  }, 60_000);
 });
