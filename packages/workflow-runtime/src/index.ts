@@ -312,9 +312,11 @@ export {
   describeTaskError,
   parseTaskInput,
   runTaskAttempt,
+  type SandboxInvoker,
   type TaskAttemptInfo,
   type TaskDefinition,
   type TaskOutcome,
+  type TaskSandbox,
   type TaskSpec,
   taskRetryAt,
 } from './task.js';

@@ -24,6 +24,28 @@ export interface TaskAttemptInfo {
   signal: AbortSignal;
 }
 
+/**
+ * What runs a sandboxed task's items: a `SandboxPool` of `@skein/sandbox-wasm`, or anything
+ * that invokes a component on a text input under limits and resolves with its text output.
+ */
+export interface SandboxInvoker<C = unknown, L = unknown> {
+  invoke(component: C, input: string, limits?: L): Promise<string>;
+}
+
+/**
+ * A task whose items run as a WebAssembly component (docs/sandbox.md): the input goes in as
+ * JSON, the evaluator's output comes back as JSON. A breached limit or an evaluator's refusal
+ * is a `SandboxError` (a `NonRetryableError`): the item fails at once, with its code.
+ */
+export interface TaskSandbox<C = unknown, L = unknown> {
+  /** The loaded component (`loadComponent`). */
+  component: C;
+  /** Limits of each invocation (default: the pool's). */
+  limits?: L;
+  /** The pool that runs it (`new SandboxPool({ size })`). */
+  pool: SandboxInvoker<C, L>;
+}
+
 /** What {@link defineTask} takes. */
 export interface TaskSpec<In, Out, Raw = In> {
   /** Unique name among the tasks a worker runs. */
@@ -40,8 +62,11 @@ export interface TaskSpec<In, Out, Raw = In> {
    * `NonRetryableError` is never retried.
    */
   retry?: RetryPolicy;
-  /** The work of one item. */
-  run(input: In, info: TaskAttemptInfo): Promise<Out>;
+  /** The work of one item; exactly one of `run` and `sandbox`. */
+  run?(input: In, info: TaskAttemptInfo): Promise<Out>;
+  /** Run each item in a sandbox instead of `run` (issue 19; docs/sandbox.md). */
+  // biome-ignore lint/suspicious/noExplicitAny: the component and limit types are the sandbox package's.
+  sandbox?: TaskSandbox<any, any>;
 }
 
 /** A defined task. */
@@ -89,7 +114,19 @@ export function defineTask<In, Out, Raw = In>(spec: TaskSpec<In, Out, Raw>): Tas
     issues.push({ path: 'input', message: 'must be a zod schema' });
   if (spec?.output !== undefined && typeof spec.output.safeParse !== 'function')
     issues.push({ path: 'output', message: 'must be a zod schema' });
-  if (typeof spec?.run !== 'function') issues.push({ path: 'run', message: 'must be a function' });
+  const sandbox = spec?.sandbox;
+  if (sandbox === undefined && typeof spec?.run !== 'function')
+    issues.push({ path: 'run', message: 'must be a function (or give sandbox)' });
+  if (sandbox !== undefined && spec.run !== undefined)
+    issues.push({ path: 'sandbox', message: 'cannot be given with run: a task runs one or the other' });
+  if (
+    sandbox !== undefined &&
+    (sandbox.component === undefined || typeof sandbox.pool?.invoke !== 'function')
+  )
+    issues.push({
+      path: 'sandbox',
+      message: 'needs a component and a pool with invoke(component, input, limits)',
+    });
   if (issues.length > 0) throw new InvalidInputError(where, issues);
   const policy = checkedRetryPolicy(spec.retry ?? {}, where);
   const retry = resolveRetryPolicy({ maxAttempts: DEFAULT_TASK_ATTEMPTS, initialMs: 1_000, ...policy });
@@ -99,8 +136,23 @@ export function defineTask<In, Out, Raw = In>(spec: TaskSpec<In, Out, Raw>): Tas
     input: spec.input,
     output: spec.output,
     retry: Object.freeze(retry),
-    run: spec.run,
+    run: sandbox === undefined ? spec.run! : sandboxed<In, Out>(sandbox),
   });
+}
+
+/** The `run` of a sandboxed task: the input as JSON into the component, its output parsed back. */
+function sandboxed<In, Out>(sandbox: TaskSandbox): (input: In) => Promise<Out> {
+  return async (input) => {
+    const text = await sandbox.pool.invoke(sandbox.component, JSON.stringify(input), sandbox.limits);
+    try {
+      return JSON.parse(text) as Out;
+    } catch (error) {
+      // The same artifact gives the same text again: not worth a retry.
+      throw new NonRetryableError(`the sandboxed evaluator's output is not JSON: ${text.slice(0, 200)}`, {
+        cause: error,
+      });
+    }
+  };
 }
 
 /** An item's input parsed by its task's schema; throws `InvalidInputError` naming the item. */
@@ -160,6 +212,7 @@ export function taskRetryAt(
 
 /** A failure as the item's error text: name, message and code, bounded. */
 export function describeTaskError(error: unknown): string {
-  const text = describeThrown(error);
+  const code = (error as { code?: unknown } | null)?.code;
+  const text = typeof code === 'string' ? `${code}: ${describeThrown(error)}` : describeThrown(error);
   return text.length > 4_000 ? `${text.slice(0, 4_000)}…` : text;
 }
