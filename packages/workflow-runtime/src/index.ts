@@ -68,6 +68,12 @@ export {
   type TimerScheduledPayload,
 } from './events.js';
 export type { RunOutcome } from './execution-run.js';
+export {
+  type FanOutCallDeps,
+  type FanOutCallOptions,
+  fanOutCall,
+  HOME_SHARD,
+} from './fan-out-call.js';
 export { type CreateFanOutOptions, createFanOut, type FanOutSource } from './fan-out-creation.js';
 export {
   type CreateDecision,
