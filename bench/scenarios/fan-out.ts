@@ -109,8 +109,8 @@ async function endToEnd(store: FanOutStore, fanOutId: string, total: number): Pr
     items: source(total),
     owner: 'bench',
   });
-  while (!(await fanOutSettled(fanOutId, { main: store }, total)))
-    await new Promise((r) => setTimeout(r, 20));
+  while (!(await fanOutSettled(fanOutId, { main: store }, total, 100)))
+    await new Promise((r) => setTimeout(r, 50));
   return total / ((nowMs() - start) / 1000);
 }
 

@@ -310,6 +310,7 @@ export function fanOutWorkCases({ name, open }: FanOutStoreSuiteOptions): void {
         expect([...first, ...rest].every((item) => item.status === 'succeeded' && item.attempt === 1)).toBe(
           true,
         );
+        expect(await fanOuts.chunkCounts('f1')).toEqual({ open: 0, leased: 0, done: 3, failed: 0 });
         expect(await fanOuts.counts('f1')).toEqual({
           chunks: { open: 0, leased: 0, done: 3, failed: 0 },
           items: { pending: 0, running: 0, retry_scheduled: 0, succeeded: 10, failed: 0 },

@@ -67,7 +67,7 @@ describe('a sandboxed task in a fan-out', () => {
     await worker.start();
     try {
       const deadline = Date.now() + 60_000;
-      while (!(await fanOutSettled('f1', shards, 12))) {
+      while (!(await fanOutSettled('f1', shards, 12, 4))) {
         if (Date.now() > deadline) throw new Error('the fan-out did not settle');
         await new Promise((resolve) => setTimeout(resolve, 20));
       }

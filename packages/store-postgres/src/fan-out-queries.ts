@@ -279,6 +279,15 @@ export function updateItemsQuery(fanOutId: string, items: readonly ItemRecord[])
   };
 }
 
+/** Counts of a fan-out's chunks in this schema, by status. */
+export function chunkCountsQuery(fanOutId: string): Query {
+  return {
+    name: 'skein_fan_out_chunk_counts',
+    text: 'SELECT status, count(*)::bigint AS n FROM skein_fan_out_chunks WHERE fan_out_id = $1 GROUP BY status',
+    values: [fanOutId],
+  };
+}
+
 /** Counts of a fan-out's chunks and items in this schema, by kind and status. */
 export function countsQuery(fanOutId: string): Query {
   return {

@@ -53,6 +53,7 @@ import {
 import type pg from 'pg';
 import type { Database, Query } from './database.js';
 import {
+  chunkCountsQuery,
   countsQuery,
   insertChunkQuery,
   insertFanOutQuery,
@@ -354,6 +355,19 @@ export class PostgresFanOutStore implements FanOutStore {
       )
     ).rows;
     for (const row of rows) (counts[row.kind] as Record<string, number>)[row.status] = row.n;
+    return counts;
+  }
+
+  async chunkCounts(fanOutId: string): Promise<FanOutCounts['chunks']> {
+    const counts = emptyCounts().chunks;
+    if (hasNul(fanOutId)) return counts;
+    const rows = (
+      await this.db.query<{ status: keyof FanOutCounts['chunks']; n: number }>(
+        'fanOuts.chunkCounts',
+        chunkCountsQuery(fanOutId),
+      )
+    ).rows;
+    for (const row of rows) counts[row.status] = row.n;
     return counts;
   }
 

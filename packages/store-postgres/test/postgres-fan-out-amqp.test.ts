@@ -110,7 +110,7 @@ whenPostgres(() =>
           await new Promise((resolve) => setTimeout(resolve, 700));
           await closeConnectionsNamed(`skeintest:${prefix}`);
           const deadline = Date.now() + 90_000;
-          while (!(await fanOutSettled('f1', shards, total))) {
+          while (!(await fanOutSettled('f1', shards, total, 50))) {
             if (Date.now() > deadline)
               throw new Error(
                 `not settled: ${JSON.stringify([await a.fanOuts.counts('f1'), await b.fanOuts.counts('f1')])}`,

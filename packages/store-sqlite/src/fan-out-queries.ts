@@ -159,6 +159,18 @@ export function updateItem(db: Db): Database.Statement<ItemRecord> {
   );
 }
 
+/** Counts of a fan-out's chunks in this file, by status. */
+export function selectChunkCounts(db: Db): (fanOutId: string) => FanOutCounts['chunks'] {
+  const chunks = db.prepare<[string], { status: keyof FanOutCounts['chunks']; n: number }>(
+    'SELECT status, count(*) AS n FROM skein_fan_out_chunks WHERE fan_out_id = ? GROUP BY status',
+  );
+  return (fanOutId) => {
+    const counts = emptyCounts().chunks;
+    for (const row of chunks.all(fanOutId)) counts[row.status] = row.n;
+    return counts;
+  };
+}
+
 /** Counts of a fan-out's chunks and items in this file, by status. */
 export function selectCounts(db: Db): (fanOutId: string) => FanOutCounts {
   const chunks = db.prepare<[string], { status: keyof FanOutCounts['chunks']; n: number }>(

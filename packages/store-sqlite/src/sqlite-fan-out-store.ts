@@ -52,6 +52,7 @@ import {
   insertItem,
   insertPlacement,
   selectChunk,
+  selectChunkCounts,
   selectCounts,
   selectExpired,
   selectFanOut,
@@ -87,6 +88,7 @@ export class SqliteFanOutStore implements FanOutStore {
       insertItem: insertItem(db),
       updateItem: updateItem(db),
       counts: selectCounts(db),
+      chunkCounts: selectChunkCounts(db),
       outbox: insertOutboxMessage(db),
     };
     const transaction = db.transaction((fn: () => unknown) => fn());
@@ -272,6 +274,10 @@ export class SqliteFanOutStore implements FanOutStore {
 
   async counts(fanOutId: string): Promise<FanOutCounts> {
     return this.q.counts(fanOutId);
+  }
+
+  async chunkCounts(fanOutId: string): Promise<FanOutCounts['chunks']> {
+    return this.q.chunkCounts(fanOutId);
   }
 
   private chunkOf(ref: ChunkClaimRef): ChunkRecord | null {

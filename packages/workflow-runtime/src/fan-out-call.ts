@@ -123,7 +123,7 @@ export async function fanOutCall<In, Out, Raw, A>(
     throw new InvalidInputError(where, [{ path: 'fanOut', message: created.error ?? 'the fan-out failed' }]);
   for (let check = 0; ; check += 1) {
     const settled = await ctx.step(`fanout:${name}:check:${check}`, () =>
-      fanOutSettled(plan.fanOutId, shards, created.total),
+      fanOutSettled(plan.fanOutId, shards, created.total, plan.chunkSize),
     );
     if (settled) break;
     await ctx.sleep(`fanout:${name}:wait:${check}`, Math.min(MAX_WAIT_MS, 250 * 2 ** Math.min(check, 10)));

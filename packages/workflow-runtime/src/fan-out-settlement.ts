@@ -6,7 +6,7 @@
  * score. Memory is one page per shard, whatever the number of items.
  */
 import { decode as defaultDecode } from './codec.js';
-import type { FanOutStore, ItemRecord } from './fan-out-store.js';
+import { chunkCount, type FanOutStore, type ItemRecord } from './fan-out-store.js';
 
 /** How results fold into one value: `init` once, then `add` per succeeded item, in index order. */
 export interface FanOutAggregate<R, A> {
@@ -53,21 +53,22 @@ export interface SummarizeOptions<R, A> {
 }
 
 /**
- * True when every chunk of the fan-out in every shard store is done or failed; the per-store
- * counts also say how many items each has, so a missing chunk shows as fewer items than `total`.
+ * True when every chunk of a plan of `total` items in chunks of `chunkSize` is done or failed
+ * in the shard stores (chunks are counted, not items, so a check costs a row per chunk).
  */
 export async function fanOutSettled(
   fanOutId: string,
   shards: Readonly<Record<string, FanOutStore>>,
   total: number,
+  chunkSize: number,
 ): Promise<boolean> {
-  let items = 0;
+  let terminal = 0;
   for (const store of distinct(shards)) {
-    const counts = await store.counts(fanOutId);
-    if (counts.chunks.open > 0 || counts.chunks.leased > 0) return false;
-    items += Object.values(counts.items).reduce((sum, n) => sum + n, 0);
+    const counts = await store.chunkCounts(fanOutId);
+    if (counts.open > 0 || counts.leased > 0) return false;
+    terminal += counts.done + counts.failed;
   }
-  return items === total;
+  return terminal === chunkCount(total, chunkSize);
 }
 
 /** Read every result in index order and summarize (see the module comment). */

@@ -408,6 +408,8 @@ export interface FanOutStore {
   items(fanOutId: string, query?: { afterIndex?: number; limit?: number }): Promise<ItemRecord[]>;
   /** This store's counts of a fan-out's chunks and items. */
   counts(fanOutId: string): Promise<FanOutCounts>;
+  /** This store's counts of a fan-out's chunks only (cheap: one row per chunk, not per item). */
+  chunkCounts(fanOutId: string): Promise<FanOutCounts['chunks']>;
 }
 
 const text = (max: number) =>

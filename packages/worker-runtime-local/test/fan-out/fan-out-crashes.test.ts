@@ -84,7 +84,7 @@ describe('fan-out crashes across real processes', () => {
     await close();
     const { worker, close: stop } = finisher(stores, 'finisher');
     await worker.start();
-    await until(() => fanOutSettled('f1', { main: stores.fanOuts }, 20), 20_000, 'the chunk done');
+    await until(() => fanOutSettled('f1', { main: stores.fanOuts }, 20, 20), 20_000, 'the chunk done');
     await stop();
     const rows = await itemRows('f1', { main: stores.fanOuts });
     expect(rows.map((r) => r.index)).toEqual(Array.from({ length: 20 }, (_, i) => i));
@@ -116,7 +116,7 @@ describe('fan-out crashes across real processes', () => {
     await close();
     const { worker, close: stop } = finisher(stores, 'fresh');
     await worker.start();
-    await until(() => fanOutSettled('f1', { main: stores.fanOuts }, 20), 20_000, 'the chunk done');
+    await until(() => fanOutSettled('f1', { main: stores.fanOuts }, 20, 20), 20_000, 'the chunk done');
     await stop();
     const before = await itemRows('f1', { main: stores.fanOuts });
     child.kill('SIGCONT');

@@ -56,7 +56,7 @@ describe('FanOutWorker on SQLite with StoreTransport', () => {
     await create(stores.fanOuts, { main: stores.fanOuts }, planOf('f1', 50), 1_000);
     const workers = [workerOn(stores, { workerId: 'w1' }), workerOn(stores, { workerId: 'w2' })];
     await Promise.all(workers.map((w) => w.start()));
-    await until(() => fanOutSettled('f1', { main: stores.fanOuts }, 1_000), 60_000, 'every chunk done');
+    await until(() => fanOutSettled('f1', { main: stores.fanOuts }, 1_000, 50), 60_000, 'every chunk done');
     const rows = await itemRows('f1', { main: stores.fanOuts });
     expect(rows.map((r) => r.index)).toEqual(Array.from({ length: 1_000 }, (_, i) => i));
     expect(rows.every((r) => r.status === 'succeeded' && r.attempt === 1)).toBe(true);
@@ -89,7 +89,7 @@ describe('FanOutWorker on SQLite with StoreTransport', () => {
     );
     const waiting = await stores.fanOuts.chunk('f1', 'main', 0);
     expect(waiting?.claims).toBe(1);
-    await until(() => fanOutSettled('f1', { main: stores.fanOuts }, 10), 10_000, 'the chunk done');
+    await until(() => fanOutSettled('f1', { main: stores.fanOuts }, 10, 10), 10_000, 'the chunk done');
     const chunk = await stores.fanOuts.chunk('f1', 'main', 0);
     // One claim for the first pass, one after the window: no spinning while it waited.
     expect(chunk).toMatchObject({ status: 'done', claims: 2, processingFailures: 0 });
@@ -105,7 +105,7 @@ describe('FanOutWorker on SQLite with StoreTransport', () => {
     );
     const worker = workerOn(stores);
     await worker.start();
-    await until(() => fanOutSettled('f1', { main: stores.fanOuts }, 100), 20_000, 'every chunk done');
+    await until(() => fanOutSettled('f1', { main: stores.fanOuts }, 100, 25), 20_000, 'every chunk done');
     const summary = await summarizeFanOut({
       fanOutId: 'f1',
       shards: { main: stores.fanOuts },
@@ -190,7 +190,7 @@ describe('FanOutWorker on SQLite with StoreTransport', () => {
       },
     });
     await worker.start();
-    await until(() => fanOutSettled('f1', shards, 400), 30_000, 'every chunk on both shards done');
+    await until(() => fanOutSettled('f1', shards, 400, 20), 30_000, 'every chunk on both shards done');
     expect((await a.fanOuts.counts('f1')).items.succeeded).toBe(200);
     expect((await b.fanOuts.counts('f1')).items.succeeded).toBe(200);
     const rows = await itemRows('f1', shards);

@@ -217,6 +217,12 @@ export class MemoryFanOutStore implements FanOutStore {
     return counts;
   }
 
+  async chunkCounts(fanOutId: string): Promise<FanOutCounts['chunks']> {
+    const counts = emptyCounts().chunks;
+    for (const chunk of this.chunks.values()) if (chunk.fanOutId === fanOutId) counts[chunk.status] += 1;
+    return counts;
+  }
+
   private chunkOf(ref: ChunkClaimRef): ChunkRecord | null {
     return this.chunks.get(chunkKey(ref.fanOutId, ref.shard, ref.chunkId)) ?? null;
   }
