@@ -6,9 +6,9 @@ import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { openSqliteStores } from '@skein/store-sqlite';
-import { createRuntime, type FanOutSummary, HOME_SHARD } from '@skein/workflow-runtime';
+import { createRuntime, type FanOutSummary } from '@skein/workflow-runtime';
 import { exited, spawnScript } from './spawn.js';
-import { evalRunOf, type Totals } from './workflow.js';
+import { evalRun, type Totals } from './workflow.js';
 
 /** What the run came to. */
 export interface EvalReport {
@@ -35,21 +35,14 @@ export async function runEvalRun(
 ): Promise<EvalReport> {
   const path = join(dir, 'eval.db');
   const stores = openSqliteStores({ path });
-  const deps = {
-    home: stores.fanOuts,
-    shards: { [HOME_SHARD]: stores.fanOuts },
-    owner: 'coordinator',
-    clock: Date.now,
-  };
-  const workflow = evalRunOf(deps);
-  const runtime = createRuntime({ stores, workflows: [workflow] });
+  const runtime = createRuntime({ stores, workflows: [evalRun] });
   const children = Array.from({ length: workers }, (_, i) =>
     spawnScript('./worker.ts', [path, `worker-${i + 1}`]),
   );
   const byWorker: Record<string, number> = {};
   try {
     await Promise.all(children.map(ready));
-    const handle = await runtime.start(workflow, { size }, { executionId: 'eval-1' });
+    const handle = await runtime.start(evalRun, { size }, { executionId: 'eval-1' });
     const ticker = setInterval(() => {
       void stores.fanOuts.counts('eval-1:fanout:cases').then((c) => progress(c.items.succeeded, size));
     }, 250);

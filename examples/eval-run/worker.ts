@@ -1,15 +1,13 @@
 /** A worker process of the eval run: a FanOutWorker on the SQLite file, until SIGTERM. */
 import { openSqliteStores } from '@skein/store-sqlite';
 import { FanOutWorker, StoreTransport } from '@skein/worker-runtime-local';
-import { HOME_SHARD } from '@skein/workflow-runtime';
 import { score } from './workflow.js';
 
 const [path, workerId] = process.argv.slice(2) as [string, string];
 const stores = openSqliteStores({ path });
 const transport = new StoreTransport({ stores, pollIntervalMs: 10 });
 const worker = new FanOutWorker({
-  home: stores.fanOuts,
-  shards: { [HOME_SHARD]: stores.fanOuts },
+  stores,
   transport,
   tasks: [score],
   workerId,

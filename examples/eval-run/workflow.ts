@@ -1,11 +1,5 @@
 /** The eval run: a scorer task and the workflow that fans every case of a dataset out to it. */
-import {
-  defineTask,
-  defineWorkflow,
-  type FanOutCallDeps,
-  type FanOutSummary,
-  fanOutCall,
-} from '@skein/workflow-runtime';
+import { defineTask, defineWorkflow, type FanOutSummary } from '@skein/workflow-runtime';
 import { z } from 'zod';
 
 /** One case of the synthetic dataset: its text is stable by index. */
@@ -35,25 +29,23 @@ export interface Totals {
   sum: number;
 }
 
-/** The workflow, on the fan-out stores of `deps`. */
-export function evalRunOf(deps: FanOutCallDeps) {
-  return defineWorkflow({
-    name: 'eval-run',
-    version: 1,
-    input: z.object({ size: z.number().int().positive() }),
-    async run(ctx, input): Promise<FanOutSummary<Totals>> {
-      return fanOutCall(ctx, deps, 'cases', score, {
-        items: (from, limit) =>
-          Array.from({ length: Math.max(0, Math.min(limit, input.size - from)) }, (_, k) => caseAt(from + k)),
-        chunkSize: 100,
-        aggregate: {
-          init: () => ({ cases: 0, sum: 0 }),
-          add: (totals: Totals, result: { score: number }) => ({
-            cases: totals.cases + 1,
-            sum: totals.sum + result.score,
-          }),
-        },
-      });
-    },
-  });
-}
+/** The workflow: every case of the dataset fanned out to the scorer, the totals folded. */
+export const evalRun = defineWorkflow({
+  name: 'eval-run',
+  version: 1,
+  input: z.object({ size: z.number().int().positive() }),
+  async run(ctx, input): Promise<FanOutSummary<Totals>> {
+    return ctx.fanOut('cases', score, {
+      items: (from, limit) =>
+        Array.from({ length: Math.max(0, Math.min(limit, input.size - from)) }, (_, k) => caseAt(from + k)),
+      chunkSize: 100,
+      aggregate: {
+        init: () => ({ cases: 0, sum: 0 }),
+        add: (totals: Totals, result: { score: number }) => ({
+          cases: totals.cases + 1,
+          sum: totals.sum + result.score,
+        }),
+      },
+    });
+  },
+});

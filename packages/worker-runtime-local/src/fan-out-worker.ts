@@ -19,19 +19,29 @@ import {
   describeTaskError,
   FanOutStaleAttemptError,
   type FanOutStore,
+  HOME_SHARD,
   InvalidInputError,
   type ItemResult,
   newId,
+  type Runtime,
   runTaskAttempt,
+  type Stores,
   taskRetryAt,
 } from '@skein/workflow-runtime';
 
 /** Options of {@link FanOutWorker}. */
 export interface FanOutWorkerOptions {
-  /** The home store of the fan-outs (where their rows are): the worker reads each fan-out's task from it. */
-  home: FanOutStore;
-  /** The store of each shard by its store alias (a chunk message names it); the worker serves these shards. */
-  shards: Readonly<Record<string, FanOutStore>>;
+  /**
+   * The runtime whose fan-outs it works: its store is the home, `runtime.fanOutShards` the
+   * shards (default: none; then `stores`, or `home` and `shards`).
+   */
+  runtime?: Pick<Runtime, 'fanOutShards'>;
+  /** Stores whose fan-out tables are the home and the one shard (`HOME_SHARD`) (default: none). */
+  stores?: Pick<Stores, 'fanOuts'>;
+  /** The home store of the fan-outs (where their rows are): the worker reads each fan-out's task from it (default: from `runtime` or `stores`). */
+  home?: FanOutStore;
+  /** The store of each shard by its store alias (a chunk message names it); the worker serves these shards (default: from `runtime` or `stores`). */
+  shards?: Readonly<Record<string, FanOutStore>>;
   /** The shards this worker serves (default: every shard of `shards`). A message of another is quarantined. */
   serves?: readonly string[];
   /** Where chunk-ready messages come from; one transport per store for `StoreTransport`s of several files. */
@@ -105,18 +115,23 @@ export class FanOutWorker {
   private readonly working = new Set<AbortController>();
   private subscriptions: Subscription[] = [];
   private readonly counts: FanOutWorkerStats = { claimed: 0, refused: 0, results: 0, lost: 0 };
+  private readonly home: FanOutStore;
+  private readonly shards: Readonly<Record<string, FanOutStore>>;
 
   constructor(private readonly options: FanOutWorkerOptions) {
-    this.workerId = options.workerId ?? `worker-${newId()}`;
+    this.workerId = options?.workerId ?? `worker-${newId()}`;
+    const { home, shards } = storesOf(options);
+    this.home = home as FanOutStore;
+    this.shards = shards;
     this.transports = Array.isArray(options.transport) ? options.transport : [options.transport as Transport];
-    this.serves = options.serves ?? Object.keys(options.shards ?? {});
+    this.serves = options.serves ?? Object.keys(shards);
     this.clock = options.clock ?? Date.now;
     this.leaseMs = options.leaseMs ?? 30_000;
     this.parallelism = options.parallelism ?? 8;
     this.batchSize = options.batchSize ?? 100;
     this.codec = options.codec ?? { encode: defaultEncode, decode: defaultDecode };
     this.onError = options.onError ?? ((error, context) => console.error(`skein: ${context}:`, error));
-    const issues = checkOptions(options, this.serves, this.transports);
+    const issues = checkOptions(options, home, shards, this.serves, this.transports);
     if (issues.length > 0) throw new InvalidInputError('FanOutWorker options', issues);
     for (const task of options.tasks) this.tasks.set(taskKey(task.name, task.version), task);
   }
@@ -152,7 +167,7 @@ export class FanOutWorker {
       payload = undefined;
     }
     if (!payloadShape(payload)) return 'quarantine';
-    const store = this.options.shards[payload.storeAlias];
+    const store = this.shards[payload.storeAlias];
     if (store === undefined || !this.serves.includes(payload.shard)) return 'quarantine';
     const claimed = await store.claimChunk({
       fanOutId: payload.fanOutId,
@@ -302,7 +317,7 @@ export class FanOutWorker {
   private resolveTask(fanOutId: string): Promise<AnyTask | string> {
     let found = this.taskOf.get(fanOutId);
     if (found === undefined) {
-      found = this.options.home.get(fanOutId).then((row) => {
+      found = this.home.get(fanOutId).then((row) => {
         if (row === null) return `fan-out "${fanOutId}" is not in this worker's home store`;
         const task = this.tasks.get(taskKey(row.task, row.taskVersion));
         return task ?? `this worker has no task "${row.task}" version ${row.taskVersion}`;
@@ -318,22 +333,45 @@ function taskKey(name: string, version: number): string {
   return `${name}@${version}`;
 }
 
+/** The home and shard stores the options name, from `home`/`shards`, else `runtime`, else `stores`. */
+function storesOf(options: FanOutWorkerOptions): {
+  home: FanOutStore | undefined;
+  shards: Readonly<Record<string, FanOutStore>>;
+} {
+  const fromRuntime = options?.runtime?.fanOutShards;
+  const defined = (map: Readonly<Record<string, FanOutStore | undefined>>) =>
+    Object.fromEntries(
+      Object.entries(map).filter((entry): entry is [string, FanOutStore] => entry[1] !== undefined),
+    );
+  const shards =
+    options?.shards ??
+    (fromRuntime !== undefined
+      ? defined(fromRuntime)
+      : options?.stores?.fanOuts !== undefined
+        ? { [HOME_SHARD]: options.stores.fanOuts }
+        : {});
+  const home = options?.home ?? fromRuntime?.[HOME_SHARD] ?? options?.stores?.fanOuts;
+  return { home, shards };
+}
+
 function checkOptions(
   options: FanOutWorkerOptions,
+  home: FanOutStore | undefined,
+  shards: Readonly<Record<string, FanOutStore>>,
   serves: readonly string[],
   transports: readonly Transport[],
 ): { path: string; message: string }[] {
   const issues: { path: string; message: string }[] = [];
-  if (options?.home === undefined)
-    issues.push({ path: 'home', message: 'is required (the fan-outs’ home store)' });
-  if (options?.shards === undefined || Object.keys(options.shards).length === 0)
+  if (home === undefined)
+    issues.push({ path: 'home', message: 'is required: give runtime, stores (with fanOuts) or home' });
+  if (Object.keys(shards).length === 0)
     issues.push({ path: 'shards', message: 'must name at least one shard store' });
   if (transports.length === 0 || transports.some((t) => typeof t?.consume !== 'function'))
     issues.push({ path: 'transport', message: 'must be a Transport or a non-empty list of them' });
   if (!Array.isArray(options?.tasks) || options.tasks.length === 0)
     issues.push({ path: 'tasks', message: 'must list at least one task (defineTask)' });
   for (const shard of serves)
-    if (options?.shards?.[shard] === undefined)
+    if (shards[shard] === undefined)
       issues.push({ path: 'serves', message: `shard "${shard}" has no store in shards` });
   const positive = {
     maxInFlightChunks: options?.maxInFlightChunks,

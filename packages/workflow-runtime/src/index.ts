@@ -93,6 +93,7 @@ export {
   newItems,
   sameSeed,
 } from './fan-out-rules.js';
+export type { FanOutResult } from './fan-out-runtime.js';
 export {
   type FanOutAggregate,
   type FanOutItemError,

@@ -8,6 +8,7 @@ import type { Codec } from './codec.js';
 import { ExecutionAlreadyExistsError, StartFencedOutError, UnknownWorkflowError } from './errors.js';
 import { isTerminalStatus, type StartedPayload } from './events.js';
 import { ExecutionRun, type RunOutcome } from './execution-run.js';
+import type { FanOutCallDeps } from './fan-out-call.js';
 import type { ExecutionState } from './fold.js';
 import { newId } from './ids.js';
 import type { ExecutionLeases } from './leases.js';
@@ -60,6 +61,8 @@ export interface RunLifecycleDeps {
   features: FeatureDeps;
   /** The `RunFeatures` every run shares. */
   runFeatures: RunFeatures;
+  /** The fan-out stores every run's `ctx.fanOut` uses. */
+  fanOut: FanOutCallDeps;
   /** True once the runtime's `close()` was called. */
   closed(): boolean;
   loadState(executionId: string): Promise<ExecutionState | null>;
@@ -86,6 +89,7 @@ export class RunLifecycle {
   private readonly queues: QueueRegistry;
   private readonly features: FeatureDeps;
   private readonly runFeatures: RunFeatures;
+  private readonly fanOut: FanOutCallDeps;
   private readonly closed: () => boolean;
   private readonly loadState: (executionId: string) => Promise<ExecutionState | null>;
 
@@ -105,6 +109,7 @@ export class RunLifecycle {
     this.queues = deps.queues;
     this.features = deps.features;
     this.runFeatures = deps.runFeatures;
+    this.fanOut = deps.fanOut;
     this.closed = deps.closed;
     this.loadState = deps.loadState;
   }
@@ -288,6 +293,7 @@ export class RunLifecycle {
         clock: this.clock,
         scheduleTimers: (timers) => this.scheduleTimers(timers),
         features: this.runFeatures,
+        fanOut: this.fanOut,
       },
       definition,
       writer,

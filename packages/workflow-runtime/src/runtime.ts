@@ -20,6 +20,8 @@ import {
   RuntimeClosedError,
 } from './errors.js';
 import { type Envelope, isTerminalStatus, type StartedPayload } from './events.js';
+import { type FanOutResult, fanOutDepsOf, fanOutResultsOf, fanOutShardsOf } from './fan-out-runtime.js';
+import type { FanOutStore } from './fan-out-store.js';
 import type { ExecutionState } from './fold.js';
 import { assertExecutionId, assertName, newId } from './ids.js';
 import { type ListPage, type ListQuery, listExecutions } from './inspection.js';
@@ -90,6 +92,8 @@ export class Runtime {
   readonly queues: QueueRegistry;
   /** The schedules the leader supervisor fires (docs/schedules.md). */
   readonly schedules: ScheduleRegistry;
+  /** The fan-out stores by shard name: the runtime's own as `HOME_SHARD`, then `createRuntime({ shards })`. */
+  readonly fanOutShards: Readonly<Record<string, FanOutStore | undefined>>;
 
   /**
    * @param options see {@link RuntimeOptions}
@@ -109,6 +113,7 @@ export class Runtime {
     this.wakeTimers = new WakeTimers(this.clock, (executionId) => this.wake(executionId), this.onError);
     this.leaseOwner = options.lease?.owner ?? this.nodeId;
     assertName(this.leaseOwner, 'createRuntime options', 'lease.owner');
+    this.fanOutShards = fanOutShardsOf(this.stores, options.shards);
     const maintenance = parseWith<MaintenanceOptions | false | undefined>(
       maintenanceOptionsSchema.optional(),
       options.maintenance,
@@ -176,6 +181,7 @@ export class Runtime {
       queues: this.queues,
       features: this.features,
       runFeatures: runFeatures(this.features),
+      fanOut: fanOutDepsOf(this.fanOutShards, this.leaseOwner, this.clock),
       closed: () => this.closed,
       loadState: (id) => this.loadState(id),
     });
@@ -527,6 +533,16 @@ export class Runtime {
   async loadState(executionId: string): Promise<ExecutionState | null> {
     assertExecutionId(executionId, 'loadState');
     return loadState(this.stores, executionId, this.codec);
+  }
+
+  /**
+   * Every result of a fan-out of this runtime's store, in index order, read a page per shard
+   * at a time: `{ index, status, output | error, attempt }` (docs/fan-out.md#settlement).
+   * @example
+   * for await (const r of runtime.fanOutResults('eval-1:fanout:cases')) console.log(r.index, r.output);
+   */
+  fanOutResults(fanOutId: string, options: { pageSize?: number } = {}): AsyncGenerator<FanOutResult> {
+    return fanOutResultsOf(this.fanOutShards, this.codec, fanOutId, options.pageSize);
   }
 
   /** The log of an execution, decoded, in seq order. */
