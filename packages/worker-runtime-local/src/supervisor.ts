@@ -67,7 +67,8 @@ export interface SupervisorOptions {
   transport?: Transport;
   /**
    * Fan-out shard stores whose expired chunks this node's leader recovers, besides
-   * `stores.fanOuts` (default: none; see docs/fan-out.md#recovery).
+   * `stores.fanOuts` and the runtime's shards (`createRuntime({ shards })`) (default: none;
+   * see docs/fan-out.md#recovery).
    */
   fanOutShards?: readonly FanOutStore[];
   /** Recoveries of one chunk before it fails (default: the store's, 5). */
@@ -154,9 +155,13 @@ export class Supervisor {
       optionalPositiveMs(options.tickFailureDeadlineMs, where, 'tickFailureDeadlineMs') ?? 300_000;
     this.clock = options.clock ?? Date.now;
     this.leaderKey = options.leaderKey ?? 'supervisor:leader';
+    const runtimeShards = Object.values(this.runtime?.fanOutShards ?? {}).filter(
+      (store): store is FanOutStore => store !== undefined,
+    );
     this.fanOutStores = [
       ...new Set([
         ...(this.stores.fanOuts === undefined ? [] : [this.stores.fanOuts]),
+        ...runtimeShards,
         ...(options.fanOutShards ?? []),
       ]),
     ];

@@ -7,9 +7,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openSqliteStores, type SqliteStores } from '@skein/store-sqlite';
-import { fanOutSettled, summarizeFanOut } from '@skein/workflow-runtime';
+import { createRuntime, fanOutSettled, HOME_SHARD, summarizeFanOut } from '@skein/workflow-runtime';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FanOutWorker, StoreTransport } from '../../src/index.js';
+import { FanOutWorker, StoreTransport, Supervisor } from '../../src/index.js';
 import { create, itemRows, planOf, score, until } from './fixtures.js';
 
 const dirs: string[] = [];
@@ -205,4 +205,37 @@ describe('FanOutWorker on SQLite with StoreTransport', () => {
     expect(retries.length).toBe(4);
     expect(retries.every((d) => d.topic === 'fanout.chunk.ready.b')).toBe(true);
   }, 60_000);
+
+  it('F8: the leader recovers expired chunks in the runtime’s shard stores too', async () => {
+    const a = openFile('a.db');
+    const b = openFile('b.db');
+    const shards = { [HOME_SHARD]: a.fanOuts, b: b.fanOuts };
+    await create(a.fanOuts, shards, planOf('f1', 5, [HOME_SHARD, 'b']), 10);
+    const claimed = await b.fanOuts.claimChunk({
+      fanOutId: 'f1',
+      shard: 'b',
+      chunkId: 1,
+      writeEpoch: 1,
+      workerId: 'gone',
+      now: Date.now(),
+      leaseMs: 50,
+    });
+    expect(claimed.claimed).toBe(true);
+    const runtime = createRuntime({ stores: a, workflows: [], shards: { b }, lease: { ttlMs: 500 } });
+    const supervisor = new Supervisor({ runtime, stores: a, leaseTtlMs: 500, tickIntervalMs: 50 });
+    opened.push({
+      close: async () => {
+        await supervisor.stop();
+        await runtime.close();
+      },
+    });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const report = await supervisor.tick();
+    expect(report.fanOutChunks).toEqual([
+      expect.objectContaining({ shard: 'b', chunkId: 1, outcome: 'requeued', staleAttempts: 5 }),
+    ]);
+    expect((await b.outbox.list({ limit: 10 })).map((d) => JSON.parse(d.payload).reason)).toEqual([
+      'recovery',
+    ]);
+  });
 });
