@@ -74,7 +74,9 @@ export {
   fanOutCall,
   HOME_SHARD,
 } from './fan-out-call.js';
+export { checkChunkSeed, checkClaimChunk, checkFanOutPlan, checkItemResults } from './fan-out-checks.js';
 export { type CreateFanOutOptions, createFanOut, type FanOutSource } from './fan-out-creation.js';
+export { endFanOut, newChunk, newItems } from './fan-out-rows.js';
 export {
   type CreateDecision,
   decideAdvance,
@@ -85,12 +87,9 @@ export {
   decideRelease,
   decideRenew,
   decideResults,
-  endFanOut,
   holdsChunk,
   holdsCreation,
   INITIAL_WRITE_EPOCH,
-  newChunk,
-  newItems,
   sameSeed,
 } from './fan-out-rules.js';
 export type { FanOutResult } from './fan-out-runtime.js';
@@ -118,10 +117,6 @@ export {
   type CreateFanOutOutcome,
   type CreateFanOutResult,
   type CreationLeaseRequest,
-  checkChunkSeed,
-  checkClaimChunk,
-  checkFanOutPlan,
-  checkItemResults,
   chunkCount,
   chunkIdOnShard,
   chunkReadyMessage,

@@ -1,5 +1,7 @@
 /** In-memory {@link FanOutStore}: the reference implementation, for tests and examples. */
 
+import { checkChunkSeed, checkClaimChunk, checkFanOutPlan, checkItemResults } from '../fan-out-checks.js';
+import { endFanOut, newChunk, newItems } from '../fan-out-rows.js';
 import {
   decideAdvance,
   decideClaim,
@@ -9,10 +11,7 @@ import {
   decideRelease,
   decideRenew,
   decideResults,
-  endFanOut,
   holdsCreation,
-  newChunk,
-  newItems,
   sameSeed,
 } from '../fan-out-rules.js';
 import {
@@ -23,10 +22,6 @@ import {
   type ClaimChunkResult,
   type CreateFanOutResult,
   type CreationLeaseRequest,
-  checkChunkSeed,
-  checkClaimChunk,
-  checkFanOutPlan,
-  checkItemResults,
   DEFAULT_ITEMS_LIMIT,
   type DispatchOptions,
   emptyCounts,
