@@ -4,7 +4,8 @@
  * tables; results go to bench/results/*.json. `pnpm bench:smoke` runs tiny counts only, to
  * prove the bench works. `--only a,b` runs the suites (and, in `peers` and `counts`, the
  * engines) tagged with any of the names, e.g. `--only sqlite`, `--only postgres`,
- * `--only peers`, `--only memory`, `--only sandbox`, `--only build`, `--only queues`, `--only outbox`
+ * `--only peers`, `--only memory`, `--only sandbox`, `--only build`, `--only queues`, `--only outbox`,
+ * `--only fanout`
  * (RabbitMQ at SKEIN_AMQP_URL; skipped loudly without it, a failure under CI=true).
  * PostgreSQL is at SKEIN_PG_URL (default: the local server); without it the PostgreSQL parts
  * are skipped loudly, except under CI=true, where that is a failure.
@@ -20,6 +21,7 @@ import { skeinSqlite } from './engines/skein-sqlite.js';
 import { report, saveResults } from './report.js';
 import { buildFullSizes, buildSmokeSizes, buildVsSrc } from './scenarios/build-vs-src.js';
 import { executorFullSizes, executorSmokeSizes, executors } from './scenarios/executors.js';
+import { fanOut, fanOutFullSizes, fanOutSmokeSizes } from './scenarios/fan-out.js';
 import { loadStateCost } from './scenarios/load-state-cost.js';
 import { memory } from './scenarios/memory.js';
 import { AMQP_URL, amqpUnreachable, outbox, outboxFullSizes, outboxSmokeSizes } from './scenarios/outbox.js';
@@ -161,6 +163,16 @@ if (picked(['resume'])) {
 }
 if (picked(['sandbox'])) {
   report(`sandbox${suffix}`, await sandbox(smoke ? sandboxSmokeSizes : sandboxFullSizes), { smoke });
+}
+if (picked(['fanout'])) {
+  const broker = await amqpUnreachable();
+  if (broker !== undefined && process.env.CI === 'true')
+    throw new Error(`bench: RabbitMQ is not reachable at ${AMQP_URL}: ${broker}`);
+  if (broker !== undefined)
+    console.warn(`\n!!! bench: RabbitMQ is NOT reachable (${broker}): fan-out on PostgreSQL SKIPPED !!!\n`);
+  if (!pgUp) skipped('fan-out on PostgreSQL');
+  const rows = await fanOut(smoke ? fanOutSmokeSizes : fanOutFullSizes, pgUp, broker === undefined);
+  report(`fanout${suffix}`, rows, { smoke });
 }
 if (picked(['outbox', 'rabbitmq'])) {
   const broker = await amqpUnreachable();

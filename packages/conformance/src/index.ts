@@ -15,6 +15,11 @@ export {
   type EventStoreUnsupported,
   eventStoreSuite,
 } from './event-store-suite.js';
+export {
+  type FanOutStoreSuiteOptions,
+  type FanOutStores,
+  fanOutStoreSuite,
+} from './fan-out-store-suite.js';
 export type { StoresWith, SuiteOptions } from './harness.js';
 export { type LeaseStoreSuiteOptions, leaseStoreSuite } from './lease-store-suite.js';
 export { type OutboxStoreSuiteOptions, outboxStoreSuite } from './outbox-store-suite.js';

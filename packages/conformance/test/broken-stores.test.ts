@@ -207,3 +207,28 @@ describe('conformance suites reject broken outboxes', () => {
     ]);
   });
 });
+
+describe('conformance suites reject broken fan-out stores', () => {
+  it('control: the memory fan-out store passes every fan-out case in the same run', () => {
+    const control = cases.filter((result) => result.fullName.startsWith('control-memory: fan-out store'));
+    expect(control.length).toBeGreaterThan(15);
+    expect(control.filter((result) => result.status !== 'passed')).toEqual([]);
+  });
+
+  it('F4: a store that writes results without the attempt guard fails the stale-worker cases', () => {
+    expect(failedTitles('broken-fan-out-no-attempt-guard')).toEqual(
+      expect.arrayContaining([
+        expect.stringContaining('F4: a stale worker (its lease expired, the chunk re-claimed) is refused'),
+        expect.stringContaining('F4: a batch with one stale result is refused whole'),
+      ]),
+    );
+    for (const result of failedOf('broken-fan-out-no-attempt-guard'))
+      expect(result.fullName).toMatch(/F4|F6|F8/);
+  });
+
+  it('F1: a store that dispatches before every chunk is seeded fails the dispatch case', () => {
+    expect(failedTitles('broken-fan-out-unseeded-dispatch')).toEqual([
+      expect.stringContaining('F1: dispatch is refused until every chunk is seeded'),
+    ]);
+  });
+});

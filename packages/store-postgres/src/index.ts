@@ -16,6 +16,7 @@ export { openPostgresStores, type PostgresStores } from './open.js';
 export { DEFAULT_POOL_SIZE, DEFAULT_SCHEMA, type PostgresStoresOptions } from './options.js';
 export { PostgresBlockageStore } from './postgres-blockage-store.js';
 export { PostgresEventStore } from './postgres-event-store.js';
+export { PostgresFanOutStore } from './postgres-fan-out-store.js';
 export { PostgresLeaseStore } from './postgres-lease-store.js';
 export { PostgresOutboxStore, WAKEUP_OUTBOX } from './postgres-outbox-store.js';
 export { PostgresQueueStore } from './postgres-queue-store.js';

@@ -5,6 +5,7 @@ import { loadMigrations, migrate } from './migrate.js';
 import { type PostgresStoresOptions, resolveOptions } from './options.js';
 import { PostgresBlockageStore } from './postgres-blockage-store.js';
 import { PostgresEventStore } from './postgres-event-store.js';
+import { PostgresFanOutStore } from './postgres-fan-out-store.js';
 import { PostgresLeaseStore } from './postgres-lease-store.js';
 import { PostgresOutboxStore } from './postgres-outbox-store.js';
 import { PostgresQueueStore } from './postgres-queue-store.js';
@@ -30,6 +31,8 @@ export interface PostgresStores extends Stores {
   outbox: PostgresOutboxStore;
   /** Blockages of executions that could not be continued (adr/0058). */
   blockages: PostgresBlockageStore;
+  /** The fan-out tables (docs/fan-out.md): chunk-ready messages commit with the change that causes them. */
+  fanOuts: PostgresFanOutStore;
   /** `LISTEN`/`NOTIFY` between the processes sharing the schema (timers notify `timers`). */
   wakeups: PostgresWakeups;
   /** The schema the stores live in. */
@@ -77,6 +80,7 @@ export async function openPostgresStores(options: PostgresStoresOptions): Promis
     schedules: new PostgresScheduleStore(db),
     outbox: new PostgresOutboxStore(db),
     blockages: new PostgresBlockageStore(db),
+    fanOuts: new PostgresFanOutStore(db),
     wakeups,
     schema: resolved.schema,
     close() {

@@ -9,6 +9,7 @@ import {
   openPostgresStores,
   PostgresBlockageStore,
   PostgresEventStore,
+  PostgresFanOutStore,
   PostgresLeaseStore,
   PostgresQueueStore,
   PostgresScheduleStore,
@@ -66,6 +67,7 @@ describe('@skein/store-postgres exports', () => {
         expect(stores.signals).toBeInstanceOf(PostgresSignalStore);
         expect(stores.queues).toBeInstanceOf(PostgresQueueStore);
         expect(stores.schedules).toBeInstanceOf(PostgresScheduleStore);
+        expect(stores.fanOuts).toBeInstanceOf(PostgresFanOutStore);
         expect(stores.wakeups).toBeInstanceOf(PostgresWakeups);
         expect(typeof openPostgresStores).toBe('function');
       } finally {

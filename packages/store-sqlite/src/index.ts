@@ -13,6 +13,7 @@ export {
 export { openSqliteStores, type SqliteStores, type SqliteStoresOptions } from './open.js';
 export { SqliteBlockageStore } from './sqlite-blockage-store.js';
 export { SqliteEventStore, type SqliteEventStoreOptions } from './sqlite-event-store.js';
+export { SqliteFanOutStore } from './sqlite-fan-out-store.js';
 export { SqliteLeaseStore } from './sqlite-lease-store.js';
 export { SqliteOutboxStore } from './sqlite-outbox-store.js';
 export { SqliteQueueStore } from './sqlite-queue-store.js';

@@ -4,6 +4,7 @@ import { type ConnectionOptions, openConnection } from './connection.js';
 import { loadMigrations, migrate } from './migrate.js';
 import { SqliteBlockageStore } from './sqlite-blockage-store.js';
 import { SqliteEventStore } from './sqlite-event-store.js';
+import { SqliteFanOutStore } from './sqlite-fan-out-store.js';
 import { SqliteLeaseStore } from './sqlite-lease-store.js';
 import { SqliteOutboxStore } from './sqlite-outbox-store.js';
 import { SqliteQueueStore } from './sqlite-queue-store.js';
@@ -35,6 +36,8 @@ export interface SqliteStores extends Stores {
   outbox: SqliteOutboxStore;
   /** Blockages of executions that could not be continued (adr/0058). */
   blockages: SqliteBlockageStore;
+  /** The fan-out tables (docs/fan-out.md): chunk-ready messages commit with the change that causes them. */
+  fanOuts: SqliteFanOutStore;
   close(): Promise<void>;
 }
 
@@ -67,6 +70,7 @@ export function openSqliteStores(options: SqliteStoresOptions): SqliteStores {
     schedules: new SqliteScheduleStore(db),
     outbox: new SqliteOutboxStore(db),
     blockages: new SqliteBlockageStore(db),
+    fanOuts: new SqliteFanOutStore(db),
     close() {
       closing ??= events.drain().then(() => {
         db.close();

@@ -15,6 +15,7 @@ export {
   SupervisorTickError,
   TransportClosedError,
 } from './errors.js';
+export { FanOutWorker, type FanOutWorkerOptions, type FanOutWorkerStats } from './fan-out-worker.js';
 export { LocalDispatcher, type LocalDispatcherOptions } from './local-dispatcher.js';
 export { LocalWorkerRuntime, type LocalWorkerRuntimeOptions } from './local-worker-runtime.js';
 export { OutboxPublisher, type OutboxPublisherOptions, type RelayReport } from './outbox-publisher.js';

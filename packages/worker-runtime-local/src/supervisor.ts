@@ -11,9 +11,11 @@ import {
   type ExecutionPendingPayload,
   type ExecutionSummary,
   executionLeaseKey,
+  type FanOutStore,
   InvalidInputError,
   leaseExpired,
   optionalPositiveMs,
+  type RecoveredChunk,
   type Runtime,
   repeatsBlockage,
   type Stores,
@@ -65,7 +67,18 @@ export interface SupervisorOptions {
    * (default: none). See `docs/outbox.md`.
    */
   transport?: Transport;
+  /**
+   * Fan-out shard stores whose expired chunks this node's leader recovers, besides
+   * `stores.fanOuts` and the runtime's shards (`createRuntime({ shards })`) (default: none;
+   * see docs/fan-out.md#recovery).
+   */
+  fanOutShards?: readonly FanOutStore[];
+  /** Recoveries of one chunk before it fails (default: the store's, 5). */
+  fanOutRecoveryLimit?: number;
 }
+
+/** Chunks one store recovers per tick, at most. */
+const FAN_OUT_RECOVERY_BATCH = 100;
 
 /** What one tick did. Errors of work started by an earlier tick are reported by the next. */
 export interface TickReport {
@@ -81,6 +94,8 @@ export interface TickReport {
   deadLettered: string[];
   /** Executions the leader enqueued for due times of the runtime's schedules (docs/schedules.md). */
   scheduled: string[];
+  /** Fan-out chunks whose lease expired, recovered by the leader (F8, docs/fan-out.md#recovery). */
+  fanOutChunks: RecoveredChunk[];
   /** Per-execution errors; each execution's failure did not stop the tick. */
   errors: [executionId: string, error: unknown][];
 }
@@ -105,6 +120,8 @@ export class Supervisor {
   private readonly deadlineMs: number;
   private readonly clock: () => number;
   private readonly leaderKey: string;
+  private readonly fanOutStores: readonly FanOutStore[];
+  private readonly fanOutRecoveryLimit: number | undefined;
   private readonly owner: string;
   private readonly onError: (error: unknown, context: string) => void;
   private readonly inFlight = new Map<string, Promise<void>>();
@@ -140,6 +157,17 @@ export class Supervisor {
       optionalPositiveMs(options.tickFailureDeadlineMs, where, 'tickFailureDeadlineMs') ?? 300_000;
     this.clock = options.clock ?? Date.now;
     this.leaderKey = options.leaderKey ?? 'supervisor:leader';
+    const runtimeShards = Object.values(this.runtime?.fanOutShards ?? {}).filter(
+      (store): store is FanOutStore => store !== undefined,
+    );
+    this.fanOutStores = [
+      ...new Set([
+        ...(this.stores.fanOuts === undefined ? [] : [this.stores.fanOuts]),
+        ...runtimeShards,
+        ...(options.fanOutShards ?? []),
+      ]),
+    ];
+    this.fanOutRecoveryLimit = options.fanOutRecoveryLimit;
     this.onError = guarded(
       options.onError ?? ((error, context) => console.error(`skein: ${context}:`, error)),
     );
@@ -197,6 +225,7 @@ export class Supervisor {
       timersFired: 0,
       deadLettered: [],
       scheduled: [],
+      fanOutChunks: [],
       errors: this.settledErrors.splice(0),
     };
     await this.phase("turn the runtime's own maintenance off", report, () => this.handedOver);
@@ -219,6 +248,9 @@ export class Supervisor {
     if (requested && performance.now() - this.lastRecovery < this.intervalMs) return report;
     this.lastRecovery = performance.now();
     await this.phase('list running executions', report, () => this.recoverExpired(report));
+    report.fanOutChunks = await this.phase('recover expired fan-out chunks', report, () =>
+      this.recoverChunks(),
+    );
     return report;
   }
 
@@ -354,6 +386,21 @@ export class Supervisor {
     } catch (error) {
       throw new SupervisorTickError(name, report.errors, { cause: error });
     }
+  }
+
+  /** F8: every fan-out store this node supervises recovers its chunks whose lease expired. */
+  private async recoverChunks(): Promise<RecoveredChunk[]> {
+    const recovered: RecoveredChunk[] = [];
+    for (const store of this.fanOutStores) {
+      const options = { now: this.clock(), limit: FAN_OUT_RECOVERY_BATCH };
+      const found = await store.recoverExpired(
+        this.fanOutRecoveryLimit === undefined
+          ? options
+          : { ...options, recoveryLimit: this.fanOutRecoveryLimit },
+      );
+      recovered.push(...found);
+    }
+    return recovered;
   }
 
   private async lead(): Promise<boolean> {

@@ -26,9 +26,10 @@ describe('public entry points', () => {
     });
   });
 
-  it('@skein/worker-runtime-local exports the worker runtime, dispatchers, supervisor, transport, outbox publisher, predicate and wake-up channels', () => {
+  it('@skein/worker-runtime-local exports the worker runtime, dispatchers, supervisor, transport, outbox publisher, fan-out worker, predicate and wake-up channels', () => {
     expect(Object.keys(local).sort()).toEqual([
       'CircuitBreaker',
+      'FanOutWorker',
       'LeaseMismatchError',
       'LocalDispatcher',
       'LocalErrorCodes',

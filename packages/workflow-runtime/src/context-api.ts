@@ -1,5 +1,8 @@
 /** The `ctx` a workflow body receives. Every call is recorded and replayed by position. */
+import type { FanOutCallOptions } from './fan-out-call.js';
+import type { FanOutSummary } from './fan-out-settlement.js';
 import type { RetryPolicy } from './retry.js';
+import type { TaskDefinition } from './task.js';
 import type { Schema, WorkflowDefinition } from './workflow.js';
 
 /** What a step function receives. */
@@ -110,4 +113,21 @@ export interface WorkflowContext {
     input: Raw,
     options?: ChildOptions,
   ): Promise<Out>;
+  /**
+   * Fan `task` out over every item of `options.items`, in chunks worked by `FanOutWorker`s,
+   * and resolve with the summary: `status: 'complete'` with the aggregate only when every
+   * required item succeeded, else `'errored'` with the reasons. The log records a few events
+   * whatever the number of items (docs/fan-out.md). The runtime's stores need fan-out tables.
+   * @example
+   * const summary = await ctx.fanOut('cases', score, {
+   *   items: (from, limit) => readCases(from, limit),
+   *   chunkSize: 100,
+   *   aggregate: { init: () => 0, add: (sum, r) => sum + r.score },
+   * });
+   */
+  fanOut<In, Out, Raw, A = undefined>(
+    name: string,
+    task: TaskDefinition<In, Out, Raw>,
+    options: FanOutCallOptions<Out, A>,
+  ): Promise<FanOutSummary<A>>;
 }

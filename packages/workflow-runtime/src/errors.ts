@@ -39,6 +39,9 @@ export const ErrorCodes = {
   UnknownQueue: 'UNKNOWN_QUEUE',
   UnknownDestination: 'UNKNOWN_DESTINATION',
   UnknownSchedule: 'UNKNOWN_SCHEDULE',
+  FanOutStaleAttempt: 'FANOUT_STALE_ATTEMPT',
+  FanOutNotSeeded: 'FANOUT_NOT_SEEDED',
+  FanOutPlanMismatch: 'FANOUT_PLAN_MISMATCH',
 } as const;
 
 /** One of {@link ErrorCodes}. */
@@ -324,6 +327,52 @@ export class UnknownScheduleError extends SkeinError {
   }
 }
 
+/**
+ * F4: a fan-out write came from an attempt that is no longer the item's current one (another
+ * attempt took over, its lease or the chunk lease expired, or the item already ended). Nothing
+ * of the batch was written.
+ */
+export class FanOutStaleAttemptError extends SkeinError {
+  constructor(
+    readonly fanOutId: string,
+    readonly chunkId: number,
+    readonly index: number,
+    readonly reason: string,
+  ) {
+    super(
+      ErrorCodes.FanOutStaleAttempt,
+      `fan-out "${fanOutId}" chunk ${chunkId}: the write of item ${index} was refused (${reason}); nothing of the batch was written`,
+    );
+  }
+}
+
+/** F1: a fan-out was to be dispatched before every chunk of its plan was seeded. */
+export class FanOutNotSeededError extends SkeinError {
+  constructor(
+    readonly fanOutId: string,
+    readonly seededChunks: number,
+    readonly chunks: number,
+    readonly seededItems: number,
+    readonly total: number,
+  ) {
+    super(
+      ErrorCodes.FanOutNotSeeded,
+      `fan-out "${fanOutId}" cannot be dispatched: ${seededChunks} of ${chunks} chunks ` +
+        `(${seededItems} of ${total} items) are seeded`,
+    );
+  }
+}
+
+/** F2: a fan-out id already holds a different plan (or a chunk was seeded differently); it fails. */
+export class FanOutPlanMismatchError extends SkeinError {
+  constructor(
+    readonly fanOutId: string,
+    readonly mismatch: string,
+  ) {
+    super(ErrorCodes.FanOutPlanMismatch, `fan-out "${fanOutId}" does not match its stored plan: ${mismatch}`);
+  }
+}
+
 /** No execution with this id exists. */
 export class ExecutionNotFoundError extends SkeinError {
   constructor(readonly executionId: string) {
@@ -592,6 +641,9 @@ export const ErrorClassesByCode: { readonly [C in ErrorCode]: ErrorClass } = {
   [ErrorCodes.UnknownQueue]: UnknownQueueError,
   [ErrorCodes.UnknownDestination]: UnknownDestinationError,
   [ErrorCodes.UnknownSchedule]: UnknownScheduleError,
+  [ErrorCodes.FanOutStaleAttempt]: FanOutStaleAttemptError,
+  [ErrorCodes.FanOutNotSeeded]: FanOutNotSeededError,
+  [ErrorCodes.FanOutPlanMismatch]: FanOutPlanMismatchError,
 };
 
 const MAX_CAUSE_DEPTH = 16;

@@ -21,6 +21,8 @@ import type { DestinationShares } from './destination-shares.js';
 import { durationMs, instantSchema } from './durations.js';
 import { CancelledError, NonDeterminismError, PayloadTooLargeError } from './errors.js';
 import type { CallKind } from './events.js';
+import { type FanOutCallDeps, type FanOutCallOptions, fanOutCall } from './fan-out-call.js';
+import type { FanOutSummary } from './fan-out-settlement.js';
 import type { CallRecord, ExecutionState } from './fold.js';
 import { assertCallName, assertName, newId } from './ids.js';
 import type { LogWriter } from './log-writer.js';
@@ -29,6 +31,7 @@ import { waitForSignal } from './signal-wait.js';
 import type { Timer } from './spi.js';
 import { recordFailure, runStep, type StepRun } from './step-attempt.js';
 import { never, suspend, type Wait, waitOf } from './suspension.js';
+import type { TaskDefinition } from './task.js';
 import { type AnyWorkflow, parseWith, type WorkflowDefinition } from './workflow.js';
 
 /** How a run ended: at a terminal state, or suspended until `wakeAt` (and what else it waits for). */
@@ -50,6 +53,8 @@ export interface RunHost {
   features?: RunFeatures;
   /** The shares of steps that declared a destination (without it, such a step has no share). */
   destinations?: DestinationShares;
+  /** The fan-out stores (without them `ctx.fanOut` refuses). */
+  fanOut?: FanOutCallDeps;
 }
 
 /** Runs a workflow body once against its log; see the module comment. */
@@ -183,6 +188,21 @@ export class ExecutionRun implements WorkflowContext {
     options: ChildOptions = {},
   ): Promise<Out> {
     return this.ordered(this.cursor, callChild(this.internals(), workflow, input, options) as Promise<Out>);
+  }
+
+  fanOut<In, Out, Raw, A = undefined>(
+    name: string,
+    task: TaskDefinition<In, Out, Raw>,
+    options: FanOutCallOptions<Out, A>,
+  ): Promise<FanOutSummary<A>> {
+    const deps = this.host.fanOut ?? {
+      home: undefined,
+      shards: {},
+      owner: this.executionId,
+      clock: () => this.host.clock(),
+    };
+    // Its steps and sleeps are ordinary context calls, recorded and replayed by position.
+    return fanOutCall(this, deps, name, task, options);
   }
 
   /**

@@ -10,6 +10,7 @@ import type { DestinationShares } from './destination-shares.js';
 import { ExecutionAlreadyExistsError, StartFencedOutError, UnknownWorkflowError } from './errors.js';
 import { isTerminalStatus, type StartedPayload } from './events.js';
 import { ExecutionRun, type RunOutcome } from './execution-run.js';
+import type { FanOutCallDeps } from './fan-out-call.js';
 import type { ExecutionState } from './fold.js';
 import { newId } from './ids.js';
 import type { ExecutionLeases } from './leases.js';
@@ -72,6 +73,8 @@ export interface RunLifecycleDeps {
   features: FeatureDeps;
   /** The `RunFeatures` every run shares. */
   runFeatures: RunFeatures;
+  /** The fan-out stores every run's `ctx.fanOut` uses. */
+  fanOut: FanOutCallDeps;
   /** True once the runtime's `close()` was called. */
   closed(): boolean;
   loadState(executionId: string): Promise<ExecutionState | null>;
@@ -100,6 +103,7 @@ export class RunLifecycle {
   private readonly destinations: DestinationShares;
   private readonly features: FeatureDeps;
   private readonly runFeatures: RunFeatures;
+  private readonly fanOut: FanOutCallDeps;
   private readonly closed: () => boolean;
   private readonly loadState: (executionId: string) => Promise<ExecutionState | null>;
 
@@ -121,6 +125,7 @@ export class RunLifecycle {
     this.destinations = deps.destinations;
     this.features = deps.features;
     this.runFeatures = deps.runFeatures;
+    this.fanOut = deps.fanOut;
     this.closed = deps.closed;
     this.loadState = deps.loadState;
   }
@@ -313,6 +318,7 @@ export class RunLifecycle {
         scheduleTimers: (timers) => this.scheduleTimers(timers),
         features: this.runFeatures,
         destinations: this.destinations,
+        fanOut: this.fanOut,
       },
       definition,
       writer,

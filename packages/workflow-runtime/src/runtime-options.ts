@@ -93,6 +93,12 @@ export interface RuntimeOptions {
    * `docs/outbox.md`.
    */
   outbox?: boolean;
+  /**
+   * Stores that fan-out chunks may be placed on, by shard name, besides the runtime's own
+   * (`HOME_SHARD`, `'home'`); each needs fan-out tables (`stores.fanOuts`). `ctx.fanOut(…, {
+   * shards: ['a', 'b'] })` names them (default: none; see docs/fan-out.md#placement).
+   */
+  shards?: Readonly<Record<string, Pick<Stores, 'fanOuts'>>>;
 }
 
 /** Options of `execute` (dispatch and worker runtimes pass them; see `docs/dispatch.md`). */

@@ -22,6 +22,8 @@ import {
   RuntimeClosedError,
 } from './errors.js';
 import { type Envelope, isTerminalStatus, type StartedPayload } from './events.js';
+import { type FanOutResult, fanOutDepsOf, fanOutResultsOf, fanOutShardsOf } from './fan-out-runtime.js';
+import type { FanOutStore } from './fan-out-store.js';
 import type { ExecutionState } from './fold.js';
 import { assertExecutionId, assertName, newId } from './ids.js';
 import { type ListPage, type ListQuery, listExecutions } from './inspection.js';
@@ -100,6 +102,8 @@ export class Runtime {
   readonly destinations: DestinationShares;
   /** The schedules the leader supervisor fires (docs/schedules.md). */
   readonly schedules: ScheduleRegistry;
+  /** The fan-out stores by shard name: the runtime's own as `HOME_SHARD`, then `createRuntime({ shards })`. */
+  readonly fanOutShards: Readonly<Record<string, FanOutStore | undefined>>;
 
   /**
    * @param options see {@link RuntimeOptions}
@@ -119,6 +123,7 @@ export class Runtime {
     this.wakeTimers = new WakeTimers(this.clock, (executionId) => this.wake(executionId), this.onError);
     this.leaseOwner = options.lease?.owner ?? this.nodeId;
     assertName(this.leaseOwner, 'createRuntime options', 'lease.owner');
+    this.fanOutShards = fanOutShardsOf(this.stores, options.shards);
     const maintenance = parseWith<MaintenanceOptions | false | undefined>(
       maintenanceOptionsSchema.optional(),
       options.maintenance,
@@ -189,6 +194,7 @@ export class Runtime {
       destinations: this.destinations,
       features: this.features,
       runFeatures: runFeatures(this.features),
+      fanOut: fanOutDepsOf(this.fanOutShards, this.leaseOwner, this.clock),
       closed: () => this.closed,
       loadState: (id) => loadState(this.stores, id, this.codec),
     });
@@ -548,6 +554,16 @@ export class Runtime {
     if (state === null || blockage === undefined || blockage === null || !blockageStands(blockage, state))
       return state;
     return { ...state, blocked: blockedView(blockage) };
+  }
+
+  /**
+   * Every result of a fan-out of this runtime's store, in index order, read a page per shard
+   * at a time: `{ index, status, output | error, attempt }` (docs/fan-out.md#settlement).
+   * @example
+   * for await (const r of runtime.fanOutResults('eval-1:fanout:cases')) console.log(r.index, r.output);
+   */
+  fanOutResults(fanOutId: string, options: { pageSize?: number } = {}): AsyncGenerator<FanOutResult> {
+    return fanOutResultsOf(this.fanOutShards, this.codec, fanOutId, options.pageSize);
   }
 
   /** The log of an execution, decoded, in seq order. */

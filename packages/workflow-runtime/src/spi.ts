@@ -2,7 +2,9 @@
  * The store SPIs. Implementations live elsewhere (in-memory in this package, SQLite and
  * PostgreSQL in their own packages) and prove themselves with `@skein/conformance`.
  */
+
 import type { EventType, ExecutionStatus, StoredEvent } from './events.js';
+import type { FanOutStore } from './fan-out-store.js';
 import type { OutboxMessage, OutboxStore } from './outbox.js';
 import type { QueueStore } from './queues/queue-spi.js';
 import type { ScheduleStore } from './schedules/schedule-spi.js';
@@ -333,6 +335,11 @@ export interface Stores {
    * and nothing is recorded; every store of this repository has one).
    */
   blockages?: BlockageStore;
+  /**
+   * The fan-out tables (docs/fan-out.md): fan-outs, placements, chunks and items, for
+   * `ctx.fanOut` (default: none, and fan-outs are refused; every store of this repository has them).
+   */
+  fanOuts?: FanOutStore;
   /** Release connections and files. */
   close(): void | Promise<void>;
 }

@@ -2,7 +2,13 @@
  * Not a test of its own: `broken-stores.test.ts` runs this file in a child vitest and reads
  * which cases failed. The memory stores run as the control: every case must pass on them.
  */
-import { eventStoreSuite, outboxStoreSuite, queueStoreSuite, signalStoreSuite } from '@skein/conformance';
+import {
+  eventStoreSuite,
+  fanOutStoreSuite,
+  outboxStoreSuite,
+  queueStoreSuite,
+  signalStoreSuite,
+} from '@skein/conformance';
 import {
   MemoryEventStore,
   MemoryQueueStore,
@@ -11,6 +17,7 @@ import {
 } from '@skein/workflow-runtime';
 import {
   brokenEventStores,
+  brokenFanOuts,
   brokenOutboxes,
   brokenQueueStores,
   brokenSignalStores,
@@ -34,4 +41,8 @@ for (const [name, make] of Object.entries(brokenQueueStores)) {
 outboxStoreSuite({ name: 'control-memory', open: () => openMemoryStores() });
 for (const [name, make] of Object.entries(brokenOutboxes)) {
   outboxStoreSuite({ name, open: make });
+}
+fanOutStoreSuite({ name: 'control-memory', open: () => openMemoryStores() });
+for (const [name, make] of Object.entries(brokenFanOuts)) {
+  fanOutStoreSuite({ name, open: make });
 }

@@ -1,6 +1,7 @@
 /** Deliberately broken stores; `broken-stores.test.ts` proves the suites reject each one. */
 import {
   type EventStore,
+  type FanOutStore,
   MemoryEventStore,
   MemoryLeaseStore,
   MemoryOutboxStore,
@@ -15,6 +16,7 @@ import {
 import { BatchWideFailureEventStore } from './batch-wide-failure.js';
 import { NoPartitionsQueueStore, PerOwnerLimitQueueStore } from './broken-queues.js';
 import { DuplicateSeqEventStore } from './duplicate-seq.js';
+import { NoAttemptGuardFanOuts, UnseededDispatchFanOuts } from './fan-outs.js';
 import { GlobalSignalIdStore } from './global-signal-ids.js';
 import { NoFenceCheckEventStore } from './no-fence-check.js';
 import { AnyTokenOutbox, BeforeAppendEventStore, EveryAgePruneOutbox } from './outbox.js';
@@ -80,3 +82,18 @@ export function storesWith(events: EventStore, signals: SignalStore = new Memory
 export function storesWithSignals(signals: SignalStore): Stores {
   return storesWith(new MemoryEventStore(), signals);
 }
+
+/** Every broken fan-out store (with its outbox), by the name its suite run is registered under. */
+export const brokenFanOuts: Record<
+  string,
+  () => { fanOuts: FanOutStore; outbox: OutboxStore; close(): void }
+> = {
+  'broken-fan-out-no-attempt-guard': () => {
+    const outbox = new MemoryOutboxStore();
+    return { fanOuts: new NoAttemptGuardFanOuts(outbox), outbox, close() {} };
+  },
+  'broken-fan-out-unseeded-dispatch': () => {
+    const outbox = new MemoryOutboxStore();
+    return { fanOuts: new UnseededDispatchFanOuts(outbox), outbox, close() {} };
+  },
+};

@@ -2,6 +2,7 @@
 import type { Stores } from '../spi.js';
 import { MemoryBlockageStore } from './memory-blockage-store.js';
 import { MemoryEventStore, type MemoryEventStoreOptions } from './memory-event-store.js';
+import { MemoryFanOutStore } from './memory-fan-out-store.js';
 import { MemoryLeaseStore } from './memory-lease-store.js';
 import { MemoryOutboxStore } from './memory-outbox-store.js';
 import { MemoryQueueStore } from './memory-queue-store.js';
@@ -12,6 +13,7 @@ import { MemoryTimerStore } from './memory-timer-store.js';
 
 export { MemoryBlockageStore } from './memory-blockage-store.js';
 export { MemoryEventStore, type MemoryEventStoreOptions } from './memory-event-store.js';
+export { MemoryFanOutStore } from './memory-fan-out-store.js';
 export { MemoryLeaseStore } from './memory-lease-store.js';
 export { MemoryOutboxStore } from './memory-outbox-store.js';
 export { MemoryQueueStore } from './memory-queue-store.js';
@@ -20,10 +22,11 @@ export { MemorySignalStore } from './memory-signal-store.js';
 export { MemorySnapshotStore } from './memory-snapshot-store.js';
 export { MemoryTimerStore } from './memory-timer-store.js';
 
-/** Every store in memory, the outbox and the blockages included. */
+/** Every store in memory, the outbox, the blockages and the fan-out tables included. */
 export interface MemoryStores extends Stores {
   outbox: MemoryOutboxStore;
   blockages: MemoryBlockageStore;
+  fanOuts: MemoryFanOutStore;
 }
 
 /**
@@ -37,6 +40,7 @@ export function openMemoryStores(options: MemoryEventStoreOptions = {}): MemoryS
   return {
     events,
     outbox,
+    fanOuts: new MemoryFanOutStore(outbox),
     snapshots: new MemorySnapshotStore(),
     timers: new MemoryTimerStore((executionId) => events.workflowOf(executionId)),
     leases: new MemoryLeaseStore(),

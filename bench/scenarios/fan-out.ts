@@ -1,0 +1,260 @@
+/**
+ * Fan-out throughput (issue #18): items/s end to end (creation, dispatch, every chunk worked,
+ * settled) for a trivial task, chunk size 100, with 1, 2 and 4 worker processes, on SQLite with
+ * a StoreTransport and on PostgreSQL with RabbitMQ; against the same work as one execution
+ * per item in Skein (SQLite, in one process) in the same run; and the RSS of the process that
+ * creates a fan-out, for a small and a large plan.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { AmqpTransport } from '@skein/broker-amqp';
+import { openPostgresStores } from '@skein/store-postgres';
+import { openSqliteStores } from '@skein/store-sqlite';
+import { OutboxPublisher } from '@skein/worker-runtime-local';
+import {
+  chunkReadyTopic,
+  createFanOut,
+  createRuntime,
+  type FanOutPlan,
+  type FanOutStore,
+  fanOutSettled,
+} from '@skein/workflow-runtime';
+import pg from 'pg';
+import { Connection } from 'rabbitmq-client';
+import { nowMs, throughput } from '../measure.js';
+import type { Row } from '../report.js';
+import { perItem, trivial } from './fan-out-task.js';
+import { PG_URL } from './postgres-core.js';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const AMQP_URL = process.env.SKEIN_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
+
+/** Counts of the scenario. */
+export interface FanOutSizes {
+  items: number;
+  workers: readonly number[];
+  perItem: number;
+  memoryItems: readonly number[];
+}
+export const fanOutFullSizes: FanOutSizes = {
+  items: 100_000,
+  workers: [1, 2, 4],
+  perItem: 2_000,
+  memoryItems: [10_000, 1_000_000],
+};
+export const fanOutSmokeSizes: FanOutSizes = {
+  items: 2_000,
+  workers: [1, 2],
+  perItem: 100,
+  memoryItems: [1_000, 5_000],
+};
+
+const planOf = (fanOutId: string): FanOutPlan => ({
+  fanOutId,
+  executionId: `bench-${fanOutId}`,
+  name: 'cases',
+  task: trivial.name,
+  taskVersion: trivial.version,
+  chunkSize: 100,
+  shards: ['main'],
+  required: true,
+  maxAttempts: 3,
+});
+
+const source = (total: number) => (from: number, limit: number) =>
+  Array.from({ length: Math.max(0, Math.min(limit, total - from)) }, (_, k) => ({ i: from + k }));
+
+function spawnWorker(args: string[]): Promise<ChildProcess> {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', fileURLToPath(new URL('./fan-out-child.ts', import.meta.url)), ...args],
+    {
+      cwd: root,
+      env: { TSX_TSCONFIG_PATH: `${root}tsconfig.json`, ...process.env },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
+  return new Promise((resolve, reject) => {
+    const lines = createInterface({ input: child.stdout! });
+    lines.once('line', () => resolve(child));
+    child.once('exit', (code) => reject(new Error(`bench worker exited (${code}) before it was ready`)));
+  });
+}
+
+async function stopAll(children: readonly ChildProcess[]): Promise<void> {
+  await Promise.all(
+    children.map(
+      (child) =>
+        new Promise<void>((resolve) => {
+          child.once('exit', () => resolve());
+          child.kill('SIGTERM');
+          setTimeout(() => child.kill('SIGKILL'), 10_000).unref();
+        }),
+    ),
+  );
+}
+
+/** Create, dispatch and wait for every chunk: items/s from the create call to settled. */
+async function endToEnd(store: FanOutStore, fanOutId: string, total: number): Promise<number> {
+  const start = nowMs();
+  await createFanOut({
+    home: store,
+    shards: { main: store },
+    plan: planOf(fanOutId),
+    task: trivial,
+    items: source(total),
+    owner: 'bench',
+  });
+  while (!(await fanOutSettled(fanOutId, { main: store }, total, 100)))
+    await new Promise((r) => setTimeout(r, 50));
+  return total / ((nowMs() - start) / 1000);
+}
+
+async function onSqlite(total: number, workers: number): Promise<number> {
+  const dir = mkdtempSync(join(tmpdir(), 'skein-bench-fanout-'));
+  const path = join(dir, 'bench.db');
+  const stores = openSqliteStores({ path, durability: 'normal' });
+  const children: ChildProcess[] = [];
+  try {
+    for (let i = 0; i < workers; i++) children.push(await spawnWorker(['sqlite', path]));
+    return await endToEnd(stores.fanOuts, 'f1', total);
+  } finally {
+    await stopAll(children);
+    await stores.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function onPostgres(total: number, workers: number): Promise<number> {
+  const schema = `skein_bench_fanout_${process.pid}_${workers}`;
+  const prefix = `skeinbench.fanout.${process.pid}.${workers}`;
+  const stores = await openPostgresStores({ url: PG_URL, schema, poolSize: 8 });
+  const transport = await AmqpTransport.connect({ url: AMQP_URL, prefix, onError: () => {} });
+  const publisher = new OutboxPublisher({
+    stores,
+    transport,
+    batchSize: 500,
+    pollIntervalMs: 5,
+    wakeups: stores.wakeups,
+  });
+  const children: ChildProcess[] = [];
+  try {
+    for (let i = 0; i < workers; i++) children.push(await spawnWorker(['postgres', schema, prefix]));
+    publisher.start();
+    return await endToEnd(stores.fanOuts, 'f1', total);
+  } finally {
+    await stopAll(children);
+    await publisher.stop();
+    await transport.close();
+    await stores.close();
+    await dropSchema(schema);
+    await dropTopology(prefix);
+  }
+}
+
+async function dropSchema(schema: string): Promise<void> {
+  const client = new pg.Client({ connectionString: PG_URL });
+  await client.connect();
+  await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  await client.end();
+}
+
+async function dropTopology(prefix: string): Promise<void> {
+  const connection = new Connection({ url: AMQP_URL });
+  connection.on('error', () => undefined);
+  for (const queue of [`${prefix}.${chunkReadyTopic('main')}`, `${prefix}.quarantine`])
+    await connection.queueDelete({ queue }).catch(() => undefined);
+  for (const exchange of [prefix, `${prefix}.quarantine`])
+    await connection.exchangeDelete({ exchange }).catch(() => undefined);
+  await connection.close();
+}
+
+/** The same work as one execution (one step) per item, in one process on SQLite. */
+async function perItemSqlite(count: number): Promise<number> {
+  const dir = mkdtempSync(join(tmpdir(), 'skein-bench-peritem-'));
+  const stores = openSqliteStores({ path: join(dir, 'bench.db'), durability: 'normal' });
+  const runtime = createRuntime({ stores, workflows: [perItem] });
+  try {
+    return await throughput(count, 64, async (i) => {
+      const handle = await runtime.start(perItem, { i }, { executionId: `item-${i}` });
+      await handle.result();
+    });
+  } finally {
+    await runtime.close();
+    await stores.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Peak RSS (MB) of this process while it creates a fan-out of `total` items on SQLite (no workers). */
+async function creatorRss(total: number): Promise<number> {
+  const dir = mkdtempSync(join(tmpdir(), 'skein-bench-fanout-rss-'));
+  const stores = openSqliteStores({ path: join(dir, 'bench.db'), durability: 'normal' });
+  let peak = process.memoryUsage().rss;
+  const sampler = setInterval(() => {
+    peak = Math.max(peak, process.memoryUsage().rss);
+  }, 20);
+  try {
+    await createFanOut({
+      home: stores.fanOuts,
+      shards: { main: stores.fanOuts },
+      plan: planOf(`rss-${total}`),
+      task: trivial,
+      items: source(total),
+      owner: 'bench',
+    });
+    peak = Math.max(peak, process.memoryUsage().rss);
+    return peak / 1024 / 1024;
+  } finally {
+    clearInterval(sampler);
+    await stores.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export async function fanOut(sizes: FanOutSizes, pgUp: boolean, amqpUp: boolean): Promise<Row[]> {
+  const rows: Row[] = [];
+  const baseline = await perItemSqlite(sizes.perItem);
+  rows.push({
+    metric: `one execution per item, SQLite, 1 process (${sizes.perItem} items)`,
+    value: baseline,
+    unit: 'items/s',
+  });
+  for (const workers of sizes.workers) {
+    const rate = await onSqlite(sizes.items, workers);
+    rows.push({
+      metric: `fan-out SQLite + StoreTransport, ${workers} worker process${workers > 1 ? 'es' : ''} (${sizes.items} items, chunk 100)`,
+      value: rate,
+      unit: 'items/s',
+      baseline: { name: 'one execution per item', value: baseline },
+      target: '>= 50x baseline',
+      met: rate >= 50 * baseline,
+    });
+  }
+  if (pgUp && amqpUp)
+    for (const workers of sizes.workers) {
+      const rate = await onPostgres(sizes.items, workers);
+      rows.push({
+        metric: `fan-out PostgreSQL + RabbitMQ, ${workers} worker process${workers > 1 ? 'es' : ''} (${sizes.items} items, chunk 100)`,
+        value: rate,
+        unit: 'items/s',
+        target: '>= 20000',
+        met: rate >= 20_000,
+      });
+    }
+  for (const total of sizes.memoryItems) {
+    const rss = await creatorRss(total);
+    rows.push({
+      metric: `creator peak RSS (the bench process), ${total} items`,
+      value: rss,
+      unit: 'MB',
+      target: '< 200',
+      met: rss < 200,
+    });
+  }
+  return rows;
+}

@@ -1,0 +1,71 @@
+/**
+ * A child process of the fan-out crash tests, on one SQLite file:
+ * - `worker <db> <workerId> <leaseMs>`: a FanOutWorker over StoreTransport; its task prints
+ *   `started <index>` as each item starts and runs slowly, so a test can kill or stop it mid-chunk.
+ *   On SIGTERM it stops and prints its stats as JSON.
+ * - `creator <db> <fanOutId> <total> <hangAtChunk>`: createFanOut whose source prints `page <k>`
+ *   and never answers for chunk `hangAtChunk`, so a test can kill it between two seeds.
+ */
+import { openSqliteStores } from '@skein/store-sqlite';
+import { createFanOut, defineTask } from '@skein/workflow-runtime';
+import { z } from 'zod';
+import { FanOutWorker, StoreTransport } from '../../src/index.js';
+import { casesOf, planOf, score } from './fixtures.js';
+
+const [mode, dbPath, ...rest] = process.argv.slice(2) as [string, string, ...string[]];
+const stores = openSqliteStores({ path: dbPath });
+
+if (mode === 'worker') {
+  const [workerId, leaseMs] = rest as [string, string];
+  const slow = defineTask({
+    ...score,
+    input: z.object({ i: z.number().int(), kind: z.string() }),
+    async run(input) {
+      console.log(`started ${input.i}`);
+      await new Promise((resolve) => setTimeout(resolve, 40));
+      return { score: input.i * 2 };
+    },
+  });
+  const transport = new StoreTransport({ stores, pollIntervalMs: 10, leaseMs: 60_000 });
+  const worker = new FanOutWorker({
+    home: stores.fanOuts,
+    shards: { main: stores.fanOuts },
+    transport,
+    tasks: [slow],
+    workerId,
+    leaseMs: Number(leaseMs),
+    parallelism: 2,
+    batchSize: 2,
+    onError: () => {},
+  });
+  await worker.start();
+  process.on('SIGTERM', () => {
+    void (async () => {
+      await worker.stop();
+      await transport.close();
+      console.log(`stats ${JSON.stringify(worker.stats())}`);
+      await stores.close();
+      process.exit(0);
+    })();
+  });
+} else if (mode === 'creator') {
+  const [fanOutId, total, hangAt] = rest as [string, string, string];
+  const plan = planOf(fanOutId, 10);
+  const cases = casesOf(Number(total));
+  await createFanOut({
+    home: stores.fanOuts,
+    shards: { main: stores.fanOuts },
+    plan,
+    task: score,
+    owner: 'child-creator',
+    leaseMs: 1_000,
+    items: async (from, limit) => {
+      const k = from / plan.chunkSize;
+      console.log(`page ${k}`);
+      if (k === Number(hangAt)) await new Promise(() => {});
+      return cases(from, limit);
+    },
+  });
+  console.log('dispatched');
+  await stores.close();
+}

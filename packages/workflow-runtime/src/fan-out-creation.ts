@@ -1,0 +1,161 @@
+/**
+ * Creating a fan-out (F1, F2; docs/fan-out.md#creation): read the items from their source a
+ * chunk at a time, seed each chunk into its shard's store, move the creation cursor, and
+ * dispatch once the source ends, all under the creation lease (renewed as it goes). A
+ * creator that dies leaves the lease to expire; whoever calls `createFanOut` with the same
+ * plan next claims it and goes on from the cursor (a chunk seeded but not yet counted is found
+ * as `exists`). Memory is one chunk's items, whatever the size of the source.
+ */
+import { encode as defaultEncode } from './codec.js';
+import { FanOutPlanMismatchError, InvalidInputError } from './errors.js';
+import { INITIAL_WRITE_EPOCH } from './fan-out-rules.js';
+import type { FanOutPlan, FanOutRecord, FanOutStore } from './fan-out-store.js';
+import { type AnyTask, parseTaskInput } from './task.js';
+
+/** The items of a fan-out: a page of at most `limit` items from index `from`, stable by index; fewer than `limit` ends it. */
+export type FanOutSource = (from: number, limit: number) => Promise<readonly unknown[]> | readonly unknown[];
+
+/** Options of {@link createFanOut}. */
+export interface CreateFanOutOptions {
+  /** The execution's store: the fan-out row, the placements and the dispatch messages. */
+  home: FanOutStore;
+  /** The store of each shard of the plan, by shard name. */
+  shards: Readonly<Record<string, FanOutStore>>;
+  plan: FanOutPlan;
+  /** The task; every item must pass its input schema. */
+  task: AnyTask;
+  items: FanOutSource;
+  /** Names this creator in the creation lease. */
+  owner: string;
+  /** The creation lease's length; renewed every third of it (default: 30 000). */
+  leaseMs?: number;
+  /** Chunks per shard dispatched at once (default: all). */
+  window?: number;
+  /** Milliseconds since the epoch (default: `Date.now`). */
+  clock?: () => number;
+  /** How long to wait before looking again while another creator holds the lease (default: a third of `leaseMs`). */
+  waitMs?: number;
+  /** Encodes an item for the store (default: the codec). */
+  encode?: (value: unknown) => string;
+}
+
+/**
+ * Create (or finish creating, or find) the fan-out of `plan`; resolves with its row once it is
+ * dispatched, settled or failed. A plan or a chunk that does not match the stored one fails
+ * the fan-out and rejects with `FanOutPlanMismatchError`; an item that fails the task's input
+ * schema fails it and rejects with `InvalidInputError`; nothing is dispatched in either case.
+ * @example
+ * const row = await createFanOut({ home: stores.fanOuts, shards: { main: stores.fanOuts }, plan, task: score,
+ *   items: (from, limit) => cases.slice(from, from + limit), owner: 'node-1' });
+ */
+export async function createFanOut(options: CreateFanOutOptions): Promise<FanOutRecord> {
+  const clock = options.clock ?? Date.now;
+  const leaseMs = options.leaseMs ?? 30_000;
+  const { home, plan } = options;
+  for (;;) {
+    const created = await home.create(plan, { owner: options.owner, now: clock(), ttlMs: leaseMs });
+    if (created.outcome === 'mismatch')
+      throw new FanOutPlanMismatchError(plan.fanOutId, created.mismatch ?? '');
+    if (created.outcome === 'done') return created.fanOut;
+    if (created.outcome === 'held') {
+      await sleep(options.waitMs ?? Math.max(1, Math.floor(leaseMs / 3)));
+      continue;
+    }
+    const dispatched = await seedAndDispatch(options, created.fanOut, created.token!, clock, leaseMs);
+    if (dispatched) return (await home.get(plan.fanOutId))!;
+    // The lease was lost to another creator: wait for it, or take it back when it lapses.
+  }
+}
+
+/** Seed from the cursor on and dispatch; false when the lease was lost on the way. */
+async function seedAndDispatch(
+  options: CreateFanOutOptions,
+  row: FanOutRecord,
+  token: string,
+  clock: () => number,
+  leaseMs: number,
+): Promise<boolean> {
+  const { home, plan } = options;
+  const encode = options.encode ?? defaultEncode;
+  let chunkId = row.seededChunks;
+  let seededItems = row.seededItems;
+  let renewedAt = clock();
+  for (;;) {
+    const from = chunkId * plan.chunkSize;
+    const page = await options.items(from, plan.chunkSize);
+    if (!Array.isArray(page) || page.length > plan.chunkSize) {
+      const message = `must be an array of at most ${plan.chunkSize} items, got ${describePage(page)}`;
+      await home.fail(plan.fanOutId, `the item source ${message}`, clock());
+      throw new InvalidInputError(`fan-out "${plan.fanOutId}" items`, [{ path: `items(${from})`, message }]);
+    }
+    if (page.length === 0) break;
+    const inputs = await encodeAll(options, page, from, encode, clock);
+    const shard = plan.shards[chunkId % plan.shards.length]!;
+    const store = options.shards[shard];
+    if (store === undefined)
+      throw new InvalidInputError(`fan-out "${plan.fanOutId}"`, [
+        { path: 'shards', message: `no store for shard "${shard}"` },
+      ]);
+    const seeded = await store.seedChunk({
+      fanOutId: plan.fanOutId,
+      shard,
+      chunkId,
+      storeAlias: shard,
+      firstIndex: from,
+      inputs,
+      writeEpoch: INITIAL_WRITE_EPOCH,
+      maxAttempts: plan.maxAttempts,
+      now: clock(),
+    });
+    if (seeded === 'mismatch') {
+      const mismatch = `chunk ${chunkId} on shard "${shard}" holds other items than the source gives now`;
+      await home.fail(plan.fanOutId, `plan mismatch: ${mismatch}`, clock());
+      throw new FanOutPlanMismatchError(plan.fanOutId, mismatch);
+    }
+    chunkId += 1;
+    seededItems += page.length;
+    if (!(await home.recordSeeded(plan.fanOutId, token, chunkId, seededItems))) return false;
+    if (clock() - renewedAt >= leaseMs / 3) {
+      if (!(await home.renewCreation(plan.fanOutId, token, clock(), leaseMs))) return false;
+      renewedAt = clock();
+    }
+    if (page.length < plan.chunkSize) break;
+  }
+  const dispatchOptions = {
+    total: seededItems,
+    now: clock(),
+    ...(options.window === undefined ? {} : { window: options.window }),
+  };
+  return home.dispatch(plan.fanOutId, token, dispatchOptions);
+}
+
+/** Check every item of a page against the task's input schema and encode it; a bad one fails the fan-out. */
+async function encodeAll(
+  options: CreateFanOutOptions,
+  page: readonly unknown[],
+  from: number,
+  encode: (value: unknown) => string,
+  clock: () => number,
+): Promise<string[]> {
+  try {
+    return page.map((item, i) => {
+      parseTaskInput(options.task, item, from + i);
+      return encode(item);
+    });
+  } catch (error) {
+    await options.home.fail(
+      options.plan.fanOutId,
+      `an item was refused: ${(error as Error).message}`,
+      clock(),
+    );
+    throw error;
+  }
+}
+
+function describePage(page: unknown): string {
+  return Array.isArray(page) ? `${page.length} items` : typeof page;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
