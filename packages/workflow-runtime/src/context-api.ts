@@ -88,6 +88,20 @@ export interface WorkflowContext {
   ): Promise<T | undefined>;
   waitForSignal<T = unknown>(name: string, options?: WaitForSignalOptions<T>): Promise<T>;
   /**
+   * Handle update `name` (declared in `defineWorkflow({ updates })`): each update sent with
+   * `runtime.update` is applied when every branch of the body waits (at a suspension point),
+   * oldest first, by calling `handler` with its payload parsed by the declared schema. The
+   * handler runs in the body's turn, so it sees and may change the body's variables; what it
+   * returns is recorded (`UPDATE_APPLIED`) and handed to the caller, what it throws fails that
+   * update only. It must be synchronous and make no context calls (a returned promise fails
+   * the update). Replay calls it again, with the same payload at the same position. Registering
+   * a name again replaces the handler; updates of a name with no handler wait in the inbox.
+   * @example
+   * const cart: string[] = [];
+   * ctx.onUpdate('add', (item: string) => { cart.push(item); return cart.length; });
+   */
+  onUpdate<T = unknown, R = unknown>(name: string, handler: (payload: T) => R): void;
+  /**
    * Start `workflow` as a child execution (once: replay and recovery never start a second
    * one) and resolve with its output; reject with `ChildFailedError` when it ends otherwise.
    * The parent suspends while the child runs.

@@ -61,11 +61,13 @@ export {
   type StepFailedPayload,
   type StepStartedPayload,
   type StoredEvent,
+  type StreamEntry,
   type SuspendedPayload,
   statusAfter,
   type TakeoverPayload,
   type TimerFiredPayload,
   type TimerScheduledPayload,
+  type UpdateAppliedPayload,
 } from './events.js';
 export type { RunOutcome } from './execution-run.js';
 export {
@@ -242,6 +244,8 @@ export {
   TenantScopedTimerStore,
   tenantScopedStores,
 } from './tenant-scoped-stores.js';
+export { updateInboxName } from './update-inbox.js';
+export type { UpdateOptions } from './update-send.js';
 export {
   type AnyWorkflow,
   defineWorkflow,

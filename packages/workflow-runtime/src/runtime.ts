@@ -55,6 +55,7 @@ import { type FeatureDeps, runFeatures } from './signal-child-deps.js';
 import { maxPendingSignalsOf, type SignalOptions, type SignalResult, sendSignal } from './signal-send.js';
 import type { Stores } from './spi.js';
 import { storesTenant } from './tenancy.js';
+import { sendUpdate, type UpdateOptions } from './update-send.js';
 import { WakeTimers } from './wake-timers.js';
 import { type AnyWorkflow, parseWith, type WorkflowDefinition, WorkflowRegistry } from './workflow.js';
 
@@ -478,6 +479,26 @@ export class Runtime {
   ): Promise<SignalResult> {
     this.assertOpen();
     return sendSignal(this.features, executionId, name, payload, options);
+  }
+
+  /**
+   * Send update `name` with `payload` and resolve with what the body's `ctx.onUpdate(name)`
+   * handler returned (adr/0049). Refuses before anything is written like `signal`, and with
+   * `UnknownUpdateError` for a name the workflow does not declare. The update is applied where
+   * the body next waits and recorded with its result; a handler that throws rejects this with
+   * `UpdateFailedError`. A repeated `updateId` returns the first result; `timeoutMs` bounds the
+   * wait (`UpdateTimeoutError`, the update stays in the inbox).
+   * @example
+   * const count = await runtime.update('cart-1', 'add', 'apple', { updateId: requestId });
+   */
+  async update<R = unknown>(
+    executionId: string,
+    name: string,
+    payload: unknown,
+    options: UpdateOptions = {},
+  ): Promise<R> {
+    this.assertOpen();
+    return (await sendUpdate(this.features, executionId, name, payload, options)) as R;
   }
 
   /**
