@@ -15,6 +15,7 @@ import type {
   StepOptions,
   WaitForSignalOptions,
   WorkflowContext,
+  WorkflowStream,
 } from './context-api.js';
 import { Deliveries } from './deliveries.js';
 import { durationMs, instantSchema } from './durations.js';
@@ -23,6 +24,7 @@ import type { CallKind } from './events.js';
 import type { CallRecord, ExecutionState } from './fold.js';
 import { assertCallName, assertName, newId } from './ids.js';
 import type { LogWriter } from './log-writer.js';
+import { publishEvent, streamOf, writeStream } from './publish-calls.js';
 import type { Awaiting, RunFeatures, RunInternals } from './run-internals.js';
 import { waitForSignal } from './signal-wait.js';
 import type { Timer } from './spi.js';
@@ -183,6 +185,14 @@ export class ExecutionRun implements WorkflowContext {
     options: ChildOptions = {},
   ): Promise<Out> {
     return this.ordered(this.cursor, callChild(this.internals(), workflow, input, options) as Promise<Out>);
+  }
+
+  setEvent(key: string, value: unknown): Promise<void> {
+    return this.ordered(this.cursor, publishEvent(this.internals(), key, value));
+  }
+
+  stream(name: string): WorkflowStream {
+    return streamOf(name, (value) => this.ordered(this.cursor, writeStream(this.internals(), name, value)));
   }
 
   onUpdate<T = unknown, R = unknown>(name: string, handler: (payload: T) => R): void {

@@ -27,6 +27,7 @@ export type {
   StepOptions,
   WaitForSignalOptions,
   WorkflowContext,
+  WorkflowStream,
 } from './context-api.js';
 export { decodeCursor, encodeCursor } from './cursor.js';
 export { type DeadLetterDeps, deadLetterExecution } from './dead-letter.js';
@@ -147,6 +148,7 @@ export {
   type RescheduleOutcome,
   unsettledDiagnostic,
 } from './outbox.js';
+export { DEFAULT_GET_EVENT_TIMEOUT_MS, type GetEventOptions } from './published-events.js';
 export {
   type ClaimPlan,
   type ClaimPlanInput,
@@ -230,6 +232,7 @@ export type {
   Timer,
   TimerStore,
 } from './spi.js';
+export type { ReadStreamOptions } from './stream-read.js';
 export {
   TENANT_SCOPE,
   TENANT_SEPARATOR,
