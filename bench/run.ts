@@ -5,7 +5,7 @@
  * prove the bench works. `--only a,b` runs the suites (and, in `peers` and `counts`, the
  * engines) tagged with any of the names, e.g. `--only sqlite`, `--only postgres`,
  * `--only peers`, `--only memory`, `--only sandbox`, `--only build`, `--only queues`, `--only outbox`,
- * `--only fanout`
+ * `--only fanout`, `--only streams`
  * (RabbitMQ at SKEIN_AMQP_URL; skipped loudly without it, a failure under CI=true).
  * PostgreSQL is at SKEIN_PG_URL (default: the local server); without it the PostgreSQL parts
  * are skipped loudly, except under CI=true, where that is a failure.
@@ -42,6 +42,7 @@ import { fullSizes, smokeSizes, sqliteCore } from './scenarios/sqlite-core.js';
 import { listFullSizes, listSmokeSizes, sqliteList } from './scenarios/sqlite-list.js';
 import { type Counts, countPostgres, countSqlite, countsTable } from './scenarios/statement-counts.js';
 import { stepCost, stepCostFullSizes, stepCostSmokeSizes } from './scenarios/step-cost.js';
+import { streamFullSizes, streamSmokeSizes, streams } from './scenarios/streams.js';
 import { supervision, supervisionFullSizes, supervisionSmokeSizes } from './scenarios/supervision.js';
 
 const smoke = process.argv.includes('--smoke');
@@ -160,6 +161,10 @@ if (picked(['load-state', 'sqlite'])) {
 }
 if (picked(['resume'])) {
   report(`resume${suffix}`, await resumeCost(smoke ? [20, 100] : [1_000, 10_000]), { smoke });
+}
+if (picked(['streams'])) {
+  if (!pgUp) skipped('streams on PostgreSQL');
+  report(`streams${suffix}`, await streams(smoke ? streamSmokeSizes : streamFullSizes, pgUp), { smoke });
 }
 if (picked(['sandbox'])) {
   report(`sandbox${suffix}`, await sandbox(smoke ? sandboxSmokeSizes : sandboxFullSizes), { smoke });

@@ -1,10 +1,12 @@
-/** Every example of docs/{sleep,signals,children,cancellation,versions,inspection}.md runs, on in-memory stores. */
+/** Every example of docs/{sleep,signals,messages,children,cancellation,versions,inspection}.md runs, on in-memory stores. */
 import { describe, expect, test } from 'vitest';
 import { main as cancellation } from './cancellation.js';
 import { main as children } from './children.js';
 import { main as inspection } from './inspection.js';
+import { main as messages } from './messages.js';
 import { main as signals } from './signals.js';
 import { main as sleep } from './sleep.js';
+import { main as updates } from './updates.js';
 import { main as versions } from './versions.js';
 
 describe('feature examples (docs/)', () => {
@@ -14,6 +16,14 @@ describe('feature examples (docs/)', () => {
 
   test('signals: the approved order is charged', async () => {
     expect(await signals()).toBe('charged hold-a');
+  });
+
+  test('updates: each add answers the count, a repeated id the same answer, and checkout bills both', async () => {
+    expect(await updates()).toEqual({ counts: [1, 1, 2], output: 'ada pays for apple, pear' });
+  });
+
+  test('messages: the reader gets every token in order and the last status', async () => {
+    expect(await messages()).toEqual({ seen: ['0:DURABLE', '1:BY', '2:DEFAULT'], status: 'done' });
   });
 
   test('children: the checkout gets the invoice from its child', async () => {

@@ -34,6 +34,11 @@ export interface CrashTestOptions {
   /** Signals to send, by name, when the execution suspends waiting for them; signal id = name (default: none). */
   signals?: Readonly<Record<string, unknown>>;
   /**
+   * Updates to send, by name, when the execution suspends with a `ctx.onUpdate` handler for
+   * them and has not applied them yet; update id = name (default: none).
+   */
+  updates?: Readonly<Record<string, unknown>>;
+  /**
    * Whether a recovered outcome is acceptable (default: the same status and output as the
    * uncrashed run). A workflow that races outside events (a signal against a child's end) may
    * take another branch after a crash, since the events arrive in another order; judge it by
@@ -53,6 +58,7 @@ export interface ResolvedCrashOptions {
   claimLapseMs: number;
   workflows: readonly WorkflowUnderTest[];
   signals: Readonly<Record<string, unknown>>;
+  updates: Readonly<Record<string, unknown>>;
   outcomeAccepted?: (recovered: ExecutionState, reference: ExecutionState) => boolean;
 }
 
@@ -72,6 +78,7 @@ const optionsSchema = z.object({
     .array(z.custom<WorkflowUnderTest>((value) => value !== null && value !== undefined))
     .default([]),
   signals: z.record(z.string(), z.unknown()).default({}),
+  updates: z.record(z.string(), z.unknown()).default({}),
   outcomeAccepted: z
     .custom<(recovered: ExecutionState, reference: ExecutionState) => boolean>(
       isFunction,

@@ -13,7 +13,11 @@ import {
   type ExecutionState,
   isTerminalStatus,
   loadState,
+  type Runtime,
   type Stores,
+  UpdateFailedError,
+  UpdateTimeoutError,
+  updateInboxName,
 } from '@skein/workflow-runtime';
 import type { VirtualClock } from './virtual-clock.js';
 
@@ -25,6 +29,8 @@ export interface DriveContext {
   workflows: readonly AnyWorkflow[];
   /** Signals to send when the execution waits for them, by name. */
   signals: Readonly<Record<string, unknown>>;
+  /** Updates to send when the execution waits with a handler for them, by name (id = name). */
+  updates: Readonly<Record<string, unknown>>;
   request: ExecuteRequest;
   clock: VirtualClock;
   snapshotEvery: number;
@@ -138,6 +144,23 @@ async function driveChildren(
 }
 
 /**
+ * Send an update and wait a little for its result: a crash in the run it wakes leaves it in
+ * the inbox (the next drive call applies it), so a timeout is no failure of the drive.
+ */
+async function sendUpdate(
+  runtime: Runtime,
+  executionId: string,
+  name: string,
+  payload: unknown,
+): Promise<void> {
+  try {
+    await runtime.update(executionId, name, payload, { updateId: name, timeoutMs: 200 });
+  } catch (error) {
+    if (!(error instanceof UpdateTimeoutError || error instanceof UpdateFailedError)) throw error;
+  }
+}
+
+/**
  * Send the awaited signals the test sends and drive the awaited children to their end, then
  * resume the execution if one of them arrived. False when nothing it waits for arrived.
  */
@@ -153,6 +176,12 @@ async function deliverAwaited(
   if (now?.sequence !== current.sequence) return true;
   const runtime = freshRuntime(context);
   try {
+    // Updates first: a signal may let the body run to its end before they are applied.
+    for (const [name, payload] of Object.entries(context.updates)) {
+      if (!signals.includes(updateInboxName(name))) continue;
+      if (current.updates?.some((update) => update.updateId === name) === true) continue;
+      await sendUpdate(runtime, current.executionId, name, payload);
+    }
     for (const name of signals) {
       if (!Object.hasOwn(context.signals, name)) continue;
       await runtime.signal(current.executionId, name, context.signals[name], { signalId: name });

@@ -14,6 +14,7 @@ import { handOverResumed, requestCancel } from './log-requests.js';
 import { Runtime, type StartOptions, type WorkflowHandle } from './runtime.js';
 import type { SignalOptions, SignalResult } from './signal-send.js';
 import type { Stores } from './spi.js';
+import type { UpdateOptions } from './update-send.js';
 import { type AnyWorkflow, parseWith, type WorkflowDefinition } from './workflow.js';
 
 /** Options of {@link createClient}. */
@@ -110,6 +111,20 @@ export class Client {
     options: SignalOptions = {},
   ): Promise<SignalResult> {
     return this.runtime.signal(executionId, name, payload, options);
+  }
+
+  /**
+   * Send update `name` and wait for the handler's result: checked and refused before anything
+   * is written like `runtime.update`, then put in the inbox and handed to the nodes that run
+   * work (`signalHandOff`), which apply it; resolves once the log holds the result.
+   */
+  update<R = unknown>(
+    executionId: string,
+    name: string,
+    payload: unknown,
+    options: UpdateOptions = {},
+  ): Promise<R> {
+    return this.runtime.update<R>(executionId, name, payload, options);
   }
 
   /**

@@ -62,6 +62,19 @@ export interface ChildOptions {
   executionId?: string;
 }
 
+/** A durable stream of one execution, as the body writes it (`ctx.stream(name)`). */
+export interface WorkflowStream {
+  /** Name of the stream. */
+  readonly name: string;
+  /**
+   * Append `value` to the stream: it is recorded in the log at this call's position and gets
+   * the next offset (0, 1, 2, … per stream). Resolves with the offset once the entry is durable,
+   * and readers (`runtime.readStream`) see it. Replay writes nothing and resolves with the same
+   * offset.
+   */
+  write(value: unknown): Promise<number>;
+}
+
 /** The workflow's view of its execution. */
 export interface WorkflowContext {
   /** Id of this execution. */
@@ -103,6 +116,37 @@ export interface WorkflowContext {
     options: WaitForSignalOptions<T> & { timeoutMs: number },
   ): Promise<T | undefined>;
   waitForSignal<T = unknown>(name: string, options?: WaitForSignalOptions<T>): Promise<T>;
+  /**
+   * Publish `value` under `key`: recorded in the log at this call's position, it becomes the
+   * value `runtime.getEvent(executionId, key)` returns (the latest one set under the key). The
+   * promise resolves once it is durable; replay writes nothing.
+   * @example
+   * await ctx.setEvent('progress', { done: 3, of: 10 });
+   */
+  setEvent(key: string, value: unknown): Promise<void>;
+  /**
+   * The durable stream `name` of this execution: every `write` is recorded in order at an
+   * offset, and `runtime.readStream(executionId, name, { from })` reads it, live, from any
+   * offset; the stream ends when the execution does.
+   * @example
+   * const tokens = ctx.stream('tokens');
+   * for (const token of await ctx.step('answer', () => llm(prompt))) await tokens.write(token);
+   */
+  stream(name: string): WorkflowStream;
+  /**
+   * Handle update `name` (declared in `defineWorkflow({ updates })`): each update sent with
+   * `runtime.update` is applied when every branch of the body waits (at a suspension point),
+   * oldest first, by calling `handler` with its payload parsed by the declared schema. The
+   * handler runs in the body's turn, so it sees and may change the body's variables; what it
+   * returns is recorded (`UPDATE_APPLIED`) and handed to the caller, what it throws fails that
+   * update only. It must be synchronous and make no context calls (a returned promise fails
+   * the update). Replay calls it again, with the same payload at the same position. Registering
+   * a name again replaces the handler; updates of a name with no handler wait in the inbox.
+   * @example
+   * const cart: string[] = [];
+   * ctx.onUpdate('add', (item: string) => { cart.push(item); return cart.length; });
+   */
+  onUpdate<T = unknown, R = unknown>(name: string, handler: (payload: T) => R): void;
   /**
    * Start `workflow` as a child execution (once: replay and recovery never start a second
    * one) and resolve with its output; reject with `ChildFailedError` when it ends otherwise.

@@ -29,6 +29,9 @@ export const ErrorCodes = {
   ExecutionFinished: 'EXECUTION_FINISHED',
   UnknownSignal: 'UNKNOWN_SIGNAL',
   SignalInboxFull: 'SIGNAL_INBOX_FULL',
+  UnknownUpdate: 'UNKNOWN_UPDATE',
+  UpdateFailed: 'UPDATE_FAILED',
+  UpdateTimeout: 'UPDATE_TIMEOUT',
   Cancelled: 'CANCELLED',
   ChildFailed: 'CHILD_FAILED',
   InvalidAppend: 'INVALID_APPEND',
@@ -488,6 +491,62 @@ export class UnknownSignalError extends SkeinError {
   }
 }
 
+/** An update name the workflow does not declare in `defineWorkflow({ updates })`. */
+export class UnknownUpdateError extends SkeinError {
+  constructor(
+    readonly executionId: string,
+    readonly workflow: string,
+    readonly update: string,
+    readonly declared: readonly string[],
+  ) {
+    super(
+      ErrorCodes.UnknownUpdate,
+      `execution "${executionId}": workflow "${workflow}" declares no update "${update}"` +
+        ` (declared: ${declared.length === 0 ? 'none' : declared.join(', ')}); nothing was written`,
+    );
+  }
+}
+
+/**
+ * The body's `ctx.onUpdate` handler threw when it was applied (the failure is recorded, so a
+ * repeated `updateId` gets it again); `cause` is what it threw, as the log holds it.
+ */
+export class UpdateFailedError extends SkeinError {
+  constructor(
+    readonly executionId: string,
+    readonly update: string,
+    readonly updateId: string,
+    options?: { cause?: unknown },
+  ) {
+    const detail = options?.cause instanceof Error ? `: ${options.cause.message}` : '';
+    super(
+      ErrorCodes.UpdateFailed,
+      `execution "${executionId}": update "${update}" (id "${updateId}") failed in its handler${detail}`,
+      options,
+    );
+  }
+}
+
+/**
+ * `runtime.update` waited `timeoutMs` and the update was not applied yet. It stays in the
+ * inbox and is applied when the body next waits; call again with the same `updateId` for its
+ * result.
+ */
+export class UpdateTimeoutError extends SkeinError {
+  constructor(
+    readonly executionId: string,
+    readonly update: string,
+    readonly updateId: string,
+    readonly timeoutMs: number,
+  ) {
+    super(
+      ErrorCodes.UpdateTimeout,
+      `execution "${executionId}": update "${update}" (id "${updateId}") was not applied within ` +
+        `${timeoutMs} ms; it stays in the inbox: call again with the same updateId for its result`,
+    );
+  }
+}
+
 /**
  * `runtime.signal` refused a signal because the execution already has `maxPending` signals
  * waiting in its inbox (`createRuntime({ maxPendingSignals })`). Nothing was written; the
@@ -631,6 +690,9 @@ export const ErrorClassesByCode: { readonly [C in ErrorCode]: ErrorClass } = {
   [ErrorCodes.ExecutionFinished]: ExecutionFinishedError,
   [ErrorCodes.UnknownSignal]: UnknownSignalError,
   [ErrorCodes.SignalInboxFull]: SignalInboxFullError,
+  [ErrorCodes.UnknownUpdate]: UnknownUpdateError,
+  [ErrorCodes.UpdateFailed]: UpdateFailedError,
+  [ErrorCodes.UpdateTimeout]: UpdateTimeoutError,
   [ErrorCodes.Cancelled]: CancelledError,
   [ErrorCodes.ChildFailed]: ChildFailedError,
   [ErrorCodes.DuplicateWorkflow]: DuplicateWorkflowError,

@@ -10,6 +10,7 @@ export const EventTypes = [
   'TIMER_SCHEDULED',
   'TIMER_FIRED',
   'SIGNAL_RECEIVED',
+  'UPDATE_APPLIED',
   'CHILD_STARTED',
   'CHILD_SETTLED',
   'EXECUTION_SUSPENDED',
@@ -121,7 +122,17 @@ export interface StoredEvent {
 }
 
 /** Kinds of positional context calls. */
-export type CallKind = 'step' | 'now' | 'random' | 'uuid' | 'sleep' | 'signal' | 'child';
+export type CallKind =
+  | 'step'
+  | 'now'
+  | 'random'
+  | 'uuid'
+  | 'sleep'
+  | 'signal'
+  | 'child'
+  | 'update'
+  | 'event'
+  | 'stream';
 
 /** Payload of `EXECUTION_STARTED`. */
 export interface StartedPayload {
@@ -138,13 +149,24 @@ export interface StepStartedPayload {
   attempt: number;
 }
 
-/** Payload of `STEP_COMPLETED`; also records `now`, `random`, `uuid` values and patch markers. */
+/**
+ * Payload of `STEP_COMPLETED`; also records `now`, `random`, `uuid` values, patch markers,
+ * published events (`kind: 'event'`, `name` the key, `output` the value) and stream writes
+ * (`kind: 'stream'`, `name` the stream, `output` a {@link StreamEntry}).
+ */
 export interface StepCompletedPayload {
   position: number;
   name: string;
   kind: CallKind | 'patch';
   output: unknown;
   attempt?: number;
+}
+
+/** What a stream write records (the `output` of its `STEP_COMPLETED`) and a reader gets. */
+export interface StreamEntry {
+  /** 0 for the stream's first write, dense after it. */
+  offset: number;
+  value: unknown;
 }
 
 /** Payload of `STEP_FAILED`. `retryAt` is set while the retry budget lasts. */
@@ -205,6 +227,20 @@ export interface SignalReceivedPayload {
   name: string;
   signalId: string;
   payload: unknown;
+}
+
+/**
+ * Payload of `UPDATE_APPLIED`: the update `updateId` taken from the inbox and handed to the
+ * body's `ctx.onUpdate(name)` handler at `position`, with what the handler returned (`result`)
+ * or threw (`error`). Replay hands the same payload to the handler at the same position.
+ */
+export interface UpdateAppliedPayload {
+  position: number;
+  name: string;
+  updateId: string;
+  payload: unknown;
+  result?: unknown;
+  error?: unknown;
 }
 
 /** Payload of `CHILD_STARTED`: recorded once the child's seq 0 is durable. */

@@ -15,6 +15,7 @@ import type {
   StepOptions,
   WaitForSignalOptions,
   WorkflowContext,
+  WorkflowStream,
 } from './context-api.js';
 import { Deliveries } from './deliveries.js';
 import type { DestinationShares } from './destination-shares.js';
@@ -26,12 +27,14 @@ import type { FanOutSummary } from './fan-out-settlement.js';
 import type { CallRecord, ExecutionState } from './fold.js';
 import { assertCallName, assertName, newId } from './ids.js';
 import type { LogWriter } from './log-writer.js';
+import { publishEvent, streamOf, writeStream } from './publish-calls.js';
 import type { Awaiting, RunFeatures, RunInternals } from './run-internals.js';
 import { waitForSignal } from './signal-wait.js';
 import type { Timer } from './spi.js';
 import { recordFailure, runStep, type StepRun } from './step-attempt.js';
 import { never, suspend, type Wait, waitOf } from './suspension.js';
 import type { TaskDefinition } from './task.js';
+import { UpdateHandlers } from './update-apply.js';
 import { type AnyWorkflow, parseWith, type WorkflowDefinition } from './workflow.js';
 
 /** How a run ended: at a terminal state, or suspended until `wakeAt` (and what else it waits for). */
@@ -83,6 +86,8 @@ export class ExecutionRun implements WorkflowContext {
   private readonly running = new Set<AbortController>();
   /** The run as its step calls see it (step-attempt.ts). */
   private readonly steps: StepRun;
+  /** The body's update handlers (update-apply.ts, adr/0049). */
+  private readonly updates: UpdateHandlers;
 
   constructor(
     private readonly host: RunHost,
@@ -93,6 +98,7 @@ export class ExecutionRun implements WorkflowContext {
     this.executionId = state.executionId;
     this.version = state.version;
     this.deliveries = new Deliveries(state, () => this.scheduleSuspendCheck());
+    this.updates = new UpdateHandlers(this.internals());
     this.steps = {
       executionId: this.executionId,
       writer,
@@ -126,7 +132,7 @@ export class ExecutionRun implements WorkflowContext {
     this.deliveries.stop();
     try {
       this.throwIfAborted();
-      if (settled === 'suspend') return await suspend(this.host, this.writer, this.waits);
+      if (settled === 'suspend') return await suspend(this.host, this.writer, this.suspendedOn());
       const cancel = this.state.cancel;
       // Cancellation ends the execution cancelled whatever the body did with CancelledError.
       if (cancel !== undefined) {
@@ -203,6 +209,19 @@ export class ExecutionRun implements WorkflowContext {
     };
     // Its steps and sleeps are ordinary context calls, recorded and replayed by position.
     return fanOutCall(this, deps, name, task, options);
+  }
+
+  setEvent(key: string, value: unknown): Promise<void> {
+    return this.ordered(this.cursor, publishEvent(this.internals(), key, value));
+  }
+
+  stream(name: string): WorkflowStream {
+    return streamOf(name, (value) => this.ordered(this.cursor, writeStream(this.internals(), name, value)));
+  }
+
+  onUpdate<T = unknown, R = unknown>(name: string, handler: (payload: T) => R): void {
+    this.assertUsable();
+    this.updates.register(name, handler);
   }
 
   /**
@@ -310,6 +329,10 @@ export class ExecutionRun implements WorkflowContext {
   /** Take the next position; throw NonDeterminismError when the log holds another call there. */
   private next(kind: CallKind, name: string): { position: number; record: CallRecord | undefined } {
     this.assertUsable();
+    if (this.updates.inHandler)
+      throw new Error(
+        `execution "${this.executionId}": ctx.${kind} called in an update handler; handlers make no context calls`,
+      );
     assertCallName(kind, name);
     const position = this.cursor++;
     const record = this.state.calls[position];
@@ -350,15 +373,59 @@ export class ExecutionRun implements WorkflowContext {
       if (this.ended || this.inFlight > 0 || this.deliveries.ready) return;
       const stalled = this.deliveries.stalledAt;
       if (stalled !== undefined) {
-        // Replay reached a point the first run passed only after making this call.
         const record = this.state.calls[stalled]!;
+        if (record.kind === 'update' && stalled === this.cursor) {
+          this.replayUpdate(record);
+          return;
+        }
+        // Replay reached a point the first run passed only after making this call.
         this.fatal = new NonDeterminismError(this.executionId, stalled, record, {
           kind: 'wait',
           name: 'every branch waiting without making it',
         });
         this.resolveSuspend();
-      } else if (this.waits.length > 0) this.resolveSuspend();
+      } else if (this.waits.length > 0) {
+        // Updates are applied here, where every branch waits, and only past the log's calls.
+        if (this.updates.any && this.cursor >= this.state.calls.length) this.applyUpdates();
+        else this.resolveSuspend();
+      }
     });
+  }
+
+  /** Replay reached the quiet point where the log applied an update: apply it again (adr/0049). */
+  private replayUpdate(record: CallRecord): void {
+    try {
+      this.updates.replay(record);
+    } catch (error) {
+      this.fatal ??= error;
+      this.resolveSuspend();
+      return;
+    }
+    this.deliveries.pass(record.position);
+  }
+
+  /** Every branch waits: apply the oldest waiting update and look again; suspend once none is left. */
+  private applyUpdates(): void {
+    this.inFlight += 1;
+    this.updates.applyNext().then(
+      (applied) => {
+        this.inFlight -= 1;
+        if (this.ended) return;
+        if (!applied && this.inFlight === 0 && !this.deliveries.ready) this.resolveSuspend();
+        else this.scheduleSuspendCheck();
+      },
+      (error: unknown) => {
+        this.inFlight -= 1;
+        this.fatal ??= error;
+        this.resolveSuspend();
+      },
+    );
+  }
+
+  /** What the run suspends on: its waits, and the inbox names of its update handlers (a sender wakes it). */
+  private suspendedOn(): Wait[] {
+    if (!this.updates.any) return this.waits;
+    return [...this.waits, ...this.updates.inboxNames().map((signal) => ({ signal }))];
   }
 
   private async complete(value: unknown): Promise<RunOutcome> {

@@ -17,11 +17,14 @@ import type {
   StepCompletedPayload,
   StepFailedPayload,
   StepStartedPayload,
+  StreamEntry,
   SuspendedPayload,
   TimerFiredPayload,
   TimerScheduledPayload,
+  UpdateAppliedPayload,
 } from './events.js';
 import { statusAfter } from './events.js';
+import { updateInboxId } from './update-inbox.js';
 
 /** What the log says about one positional context call. */
 export interface CallRecord {
@@ -46,6 +49,9 @@ export interface CallRecord {
   childId?: string;
   /** `ctx.child`: terminal status of a child that did not complete. */
   childStatus?: ExecutionStatus;
+  /** An update applied at this position (`UPDATE_APPLIED`): its id and the payload it was given. */
+  updateId?: string;
+  payload?: unknown;
   /**
    * Seq of the event that settled a step, sleep, signal or child call (its outcome, a fired
    * timer, a received signal, a settled child). A run hands outcomes to the body in this
@@ -98,6 +104,15 @@ export interface ExecutionState {
   recoveries: number;
   /** Ids of the signals consumed (`SIGNAL_RECEIVED`); a signal is never consumed twice. */
   consumedSignals?: string[];
+  /**
+   * The updates applied (`UPDATE_APPLIED`), oldest first: each id with the position whose
+   * call record holds the handler's result (`output`) or error (`status: 'failed'`).
+   */
+  updates?: { updateId: string; position: number }[];
+  /** Published events (`ctx.setEvent`): each key once, with its latest value. */
+  published?: { key: string; value: unknown }[];
+  /** Durable streams (`ctx.stream`): each name once, with the offset its next write gets. */
+  streams?: { name: string; next: number }[];
   /** What a suspended execution waits for besides timers (from `EXECUTION_SUSPENDED`). */
   awaiting?: { signals: string[]; children: string[] };
   /**
@@ -212,6 +227,9 @@ function applyPayload(state: ExecutionState, type: EventType, payload: unknown):
       else if (call?.kind === 'child') clearTimer(call);
       return;
     }
+    case 'UPDATE_APPLIED':
+      applyUpdate(state, payload as UpdateAppliedPayload);
+      return;
     case 'SIGNAL_RECEIVED':
     case 'CHILD_STARTED':
     case 'CHILD_SETTLED':
@@ -253,17 +271,33 @@ function markSettled(state: ExecutionState, type: EventType, payload: unknown, s
     type !== 'STEP_FAILED' &&
     type !== 'TIMER_FIRED' &&
     type !== 'SIGNAL_RECEIVED' &&
-    type !== 'CHILD_SETTLED'
+    type !== 'CHILD_SETTLED' &&
+    type !== 'UPDATE_APPLIED'
   )
     return;
   const call = state.calls[(payload as { position: number }).position];
+  // An update is handed to the body when it is applied, in log order like an outcome.
+  if (call?.kind === 'update') {
+    call.settledSeq ??= seq;
+    return;
+  }
   if (call === undefined || !AWAITED.has(call.kind)) return;
   if (call.status === 'completed' || call.status === 'failed' || call.status === 'fired')
     call.settledSeq ??= seq;
 }
 
-/** Calls whose outcome the body awaits; `now`, `random`, `uuid` and patches return at once. */
-const AWAITED: ReadonlySet<CallKind> = new Set<CallKind>(['step', 'sleep', 'signal', 'child']);
+/**
+ * Calls whose outcome the body awaits (a published event and a stream write resolve once
+ * durable); `now`, `random`, `uuid` and patches return at once.
+ */
+const AWAITED: ReadonlySet<CallKind> = new Set<CallKind>([
+  'step',
+  'sleep',
+  'signal',
+  'child',
+  'event',
+  'stream',
+]);
 
 /** `SIGNAL_RECEIVED`, `CHILD_STARTED` and `CHILD_SETTLED`: the calls of signals and children. */
 function applyFeatureCall(state: ExecutionState, type: EventType, payload: unknown): void {
@@ -298,6 +332,28 @@ function applyFeatureCall(state: ExecutionState, type: EventType, payload: unkno
   }
 }
 
+/**
+ * `UPDATE_APPLIED`: the update's call record (its result as `output`, or its `error`), its id
+ * among the applied updates, and its inbox id among the consumed signals (the inbox keeps an
+ * update as a signal; see update-send.ts).
+ */
+function applyUpdate(state: ExecutionState, p: UpdateAppliedPayload): void {
+  const call = callAt(state, p.position, 'update', p.name);
+  call.updateId = p.updateId;
+  call.payload = p.payload;
+  if (p.error === undefined) {
+    call.status = 'completed';
+    call.output = p.result;
+  } else {
+    call.status = 'failed';
+    call.error = p.error;
+  }
+  state.updates ??= [];
+  state.updates.push({ updateId: p.updateId, position: p.position });
+  state.consumedSignals ??= [];
+  state.consumedSignals.push(updateInboxId(p.updateId));
+}
+
 /** Forget the timer a call waited on: it no longer wakes the execution. */
 function dropTimer(state: ExecutionState, call: CallRecord): void {
   if (call.timerId !== undefined) {
@@ -319,12 +375,30 @@ function applyCompleted(state: ExecutionState, p: StepCompletedPayload): void {
   }
   const call = callAt(state, p.position, p.kind, p.name);
   call.status = 'completed';
-  call.output = p.output;
   delete call.wakeAt;
+  // A published value or a stream entry lives in the log and the state's tables, not in the call.
+  if (p.kind === 'event') publish(state, p.name, p.output);
+  else if (p.kind === 'stream') advanceStream(state, p.name, call, p.output as StreamEntry);
+  else call.output = p.output;
   if (p.kind === 'step') {
     call.attempts = Math.max(call.attempts, p.attempt ?? 1);
     state.steps.push({ position: p.position, name: p.name, output: p.output, attempts: call.attempts });
   }
+}
+
+function publish(state: ExecutionState, key: string, value: unknown): void {
+  state.published ??= [];
+  const entry = state.published.find((published) => published.key === key);
+  if (entry === undefined) state.published.push({ key, value });
+  else entry.value = value;
+}
+
+function advanceStream(state: ExecutionState, name: string, call: CallRecord, entry: StreamEntry): void {
+  call.output = entry.offset;
+  state.streams ??= [];
+  const stream = state.streams.find((known) => known.name === name);
+  if (stream === undefined) state.streams.push({ name, next: entry.offset + 1 });
+  else stream.next = Math.max(stream.next, entry.offset + 1);
 }
 
 function callAt(state: ExecutionState, position: number, kind: CallKind, name: string): CallRecord {

@@ -37,6 +37,7 @@ export type {
   StepOptions,
   WaitForSignalOptions,
   WorkflowContext,
+  WorkflowStream,
 } from './context-api.js';
 export { decodeCursor, encodeCursor } from './cursor.js';
 export { type DeadLetterDeps, deadLetterExecution } from './dead-letter.js';
@@ -76,11 +77,13 @@ export {
   type StepFailedPayload,
   type StepStartedPayload,
   type StoredEvent,
+  type StreamEntry,
   type SuspendedPayload,
   statusAfter,
   type TakeoverPayload,
   type TimerFiredPayload,
   type TimerScheduledPayload,
+  type UpdateAppliedPayload,
 } from './events.js';
 export type { RunOutcome } from './execution-run.js';
 export {
@@ -243,6 +246,7 @@ export {
   type RescheduleOutcome,
   unsettledDiagnostic,
 } from './outbox.js';
+export { DEFAULT_GET_EVENT_TIMEOUT_MS, type GetEventOptions } from './published-events.js';
 export {
   type ClaimPlan,
   type ClaimPlanInput,
@@ -330,6 +334,7 @@ export type {
   Timer,
   TimerStore,
 } from './spi.js';
+export type { ReadStreamOptions } from './stream-read.js';
 export {
   type AnyTask,
   DEFAULT_TASK_ATTEMPTS,
@@ -360,6 +365,8 @@ export {
   TenantScopedTimerStore,
   tenantScopedStores,
 } from './tenant-scoped-stores.js';
+export { updateInboxName } from './update-inbox.js';
+export type { UpdateOptions } from './update-send.js';
 export {
   type AnyWorkflow,
   defineWorkflow,

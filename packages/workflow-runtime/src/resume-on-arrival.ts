@@ -18,6 +18,7 @@ export function hasFeatureWork(definition: AnyWorkflow, run: ExecutionRun, outco
   if (outcome.kind === 'suspended') return outcome.awaiting !== undefined;
   if (outcome.state.parentId !== undefined) return true;
   for (const _ in definition.signals) return true;
+  for (const _ in definition.updates) return true;
   return false;
 }
 
@@ -46,7 +47,8 @@ export async function afterFeatureRun(
       );
     return;
   }
-  if (definition.signals !== undefined && Object.keys(definition.signals).length > 0)
+  // Updates wait in the inbox too (adr/0049): their callers see the end and stop waiting.
+  if (hasDeclared(definition.signals) || hasDeclared(definition.updates))
     await signals.clear(state.executionId);
   const parentId = state.parentId;
   if (parentId !== undefined) {
@@ -57,6 +59,10 @@ export async function afterFeatureRun(
       `child "${state.executionId}" ended ${state.status}`,
     );
   }
+}
+
+function hasDeclared(messages: Readonly<Record<string, unknown>> | undefined): boolean {
+  return messages !== undefined && Object.keys(messages).length > 0;
 }
 
 /**

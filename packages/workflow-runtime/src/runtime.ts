@@ -21,6 +21,7 @@ import {
   InvalidInputError,
   RuntimeClosedError,
 } from './errors.js';
+import type { StreamEntry } from './events.js';
 import { type Envelope, isTerminalStatus, type StartedPayload } from './events.js';
 import { type FanOutResult, fanOutDepsOf, fanOutResultsOf, fanOutShardsOf } from './fan-out-runtime.js';
 import type { FanOutStore } from './fan-out-store.js';
@@ -36,6 +37,7 @@ import {
   maintenanceOptionsSchema,
 } from './maintenance.js';
 import { Observers } from './observers.js';
+import { type GetEventOptions, getEvent } from './published-events.js';
 import { QueueRegistry } from './queues/define-queue.js';
 import { enqueueItem, queueStoreOf, usesQueue } from './queues/queued-enqueue.js';
 import { type QueuedResumeDeps, waitsForSlot } from './queues/queued-resume.js';
@@ -59,7 +61,9 @@ import type { ScheduleState } from './schedules/schedule-spi.js';
 import { type FeatureDeps, runFeatures } from './signal-child-deps.js';
 import { maxPendingSignalsOf, type SignalOptions, type SignalResult, sendSignal } from './signal-send.js';
 import type { Stores } from './spi.js';
+import { type ReadStreamOptions, readStream } from './stream-read.js';
 import { storesTenant } from './tenancy.js';
+import { sendUpdate, type UpdateOptions } from './update-send.js';
 import { WakeTimers } from './wake-timers.js';
 import { type AnyWorkflow, parseWith, type WorkflowDefinition, WorkflowRegistry } from './workflow.js';
 
@@ -498,6 +502,56 @@ export class Runtime {
   ): Promise<SignalResult> {
     this.assertOpen();
     return sendSignal(this.features, executionId, name, payload, options);
+  }
+
+  /**
+   * Send update `name` with `payload` and resolve with what the body's `ctx.onUpdate(name)`
+   * handler returned (adr/0049). Refuses before anything is written like `signal`, and with
+   * `UnknownUpdateError` for a name the workflow does not declare. The update is applied where
+   * the body next waits and recorded with its result; a handler that throws rejects this with
+   * `UpdateFailedError`. A repeated `updateId` returns the first result; `timeoutMs` bounds the
+   * wait (`UpdateTimeoutError`, the update stays in the inbox).
+   * @example
+   * const count = await runtime.update('cart-1', 'add', 'apple', { updateId: requestId });
+   */
+  async update<R = unknown>(
+    executionId: string,
+    name: string,
+    payload: unknown,
+    options: UpdateOptions = {},
+  ): Promise<R> {
+    this.assertOpen();
+    return (await sendUpdate(this.features, executionId, name, payload, options)) as R;
+  }
+
+  /**
+   * The latest value the execution published under `key` with `ctx.setEvent`; waits for the
+   * first up to `timeoutMs` (default 60 000) and resolves `undefined` when none came by then
+   * or the execution ended without one (adr/0050).
+   * @example
+   * const progress = await runtime.getEvent('job-1', 'progress', { timeoutMs: 5_000 });
+   */
+  async getEvent<T = unknown>(
+    executionId: string,
+    key: string,
+    options: GetEventOptions = {},
+  ): Promise<T | undefined> {
+    return (await getEvent((id) => this.loadState(id), executionId, key, options)) as T | undefined;
+  }
+
+  /**
+   * The durable stream `name` of an execution, from offset `from` (default 0): an async iterable
+   * of `{ offset, value }` in order that follows new writes live and ends when the execution
+   * ends (adr/0051). Refuses a bad request here, at the call.
+   * @example
+   * for await (const { offset, value } of runtime.readStream('chat-1', 'tokens', { from })) show(value);
+   */
+  readStream<T = unknown>(
+    executionId: string,
+    name: string,
+    options: ReadStreamOptions = {},
+  ): AsyncIterable<StreamEntry & { value: T }> {
+    return readStream<T>(this.stores.events, this.codec, executionId, name, options);
   }
 
   /**

@@ -20,6 +20,7 @@ import { resumeIfArrived, resumeIfWaiting } from './resume-on-arrival.js';
 import type { RuntimeOptions } from './runtime-options.js';
 import type { FeatureDeps } from './signal-child-deps.js';
 import { DEFAULT_MAX_PENDING_SIGNALS } from './signal-inbox.js';
+import { refuseReserved } from './update-inbox.js';
 import { declaredSignal, parseWith } from './workflow.js';
 
 /** Options of `runtime.signal`. */
@@ -66,6 +67,7 @@ export async function sendSignal(
   options: SignalOptions = {},
 ): Promise<SignalResult> {
   const request = parseWith(requestSchema, { executionId, name, ...options }, 'signal request', 'signal');
+  if (request.signalId !== undefined) refuseReserved(request.signalId, 'signal request', 'signal.signalId');
   const state = await deps.loadState(request.executionId);
   if (state === null) throw new ExecutionNotFoundError(request.executionId);
   if (isTerminalStatus(state.status))

@@ -16,6 +16,7 @@ import type { SignalReceivedPayload } from './events.js';
 import { newId } from './ids.js';
 import { featuresOf, type RunInternals } from './run-internals.js';
 import type { Signal, SignalStore } from './spi.js';
+import { refuseReserved } from './update-inbox.js';
 import { declaredSignal, parseWith, type Schema } from './workflow.js';
 
 /** Signals a wait reads per query: it needs one, and payloads may be large. */
@@ -73,6 +74,7 @@ export async function waitForSignal<T>(
 }
 
 function schemaOf<T>(run: RunInternals, name: string, options: WaitForSignalOptions<T>): Schema<T> {
+  refuseReserved(name, `ctx.waitForSignal("${name}") call`, 'name');
   if (options.schema !== undefined) return options.schema;
   const declared = declaredSignal(run.workflow, name);
   if (declared === undefined) {

@@ -11,6 +11,7 @@ import {
   type ValidationIssue,
 } from './errors.js';
 import { illFormedReason } from './ids.js';
+import { isReservedForUpdates, UPDATE_PREFIX } from './update-inbox.js';
 
 /** A zod schema (or anything with zod's `safeParse`). */
 export type Schema<T = unknown, In = unknown> = z.ZodType<T, In>;
@@ -32,6 +33,13 @@ export interface WorkflowSpec<In, Out, Raw = In> {
    */
   signals?: Readonly<Record<string, Schema>>;
   /**
+   * Updates the workflow accepts, by name, with the schema of each payload: `runtime.update`
+   * refuses an undeclared name or a payload that fails its schema before anything is written,
+   * and the body's `ctx.onUpdate(name, handler)` receives the payload parsed with it
+   * (default: none accepted).
+   */
+  updates?: Readonly<Record<string, Schema>>;
+  /**
    * Error classes of your own that the body tells apart (`instanceof`): a recorded error of
    * one of these classes (a step's failure, a child's error) comes back as an instance of it,
    * live and on replay alike. Any other class comes back as its nearest built-in or Skein
@@ -51,6 +59,8 @@ export interface WorkflowDefinition<In = unknown, Out = unknown, Raw = In> {
   readonly output: Schema<Out> | undefined;
   /** Declared signals and their payload schemas (empty when none). */
   readonly signals: Readonly<Record<string, Schema>>;
+  /** Declared updates and their payload schemas (empty when none). */
+  readonly updates?: Readonly<Record<string, Schema>>;
   /** Error classes the codec revives for this workflow (empty when none). */
   readonly errors?: readonly ErrorClass[];
   run(ctx: WorkflowContext, input: In): Promise<Out>;
@@ -88,16 +98,8 @@ export function defineWorkflow<In, Out, Raw = In>(
   }
   if (typeof spec.run !== 'function')
     throw new TypeError(`defineWorkflow("${spec.name}"): run must be a function`);
-  const signals = Object.freeze({ ...(spec.signals ?? {}) });
-  for (const [signal, schema] of Object.entries(signals)) {
-    const badSignal = illFormedReason(signal);
-    if (badSignal !== undefined)
-      throw new TypeError(
-        `defineWorkflow("${spec.name}"): signal name ${JSON.stringify(signal)} ${badSignal}`,
-      );
-    if (typeof schema?.safeParse !== 'function')
-      throw new TypeError(`defineWorkflow("${spec.name}"): signal "${signal}" must have a zod schema`);
-  }
+  const signals = checkedMessages(spec.name, 'signal', spec.signals);
+  const updates = checkedMessages(spec.name, 'update', spec.updates);
   const errors = Object.freeze(checkedErrorClasses(spec.errors ?? [], `defineWorkflow("${spec.name}")`));
   return Object.freeze({
     name: spec.name,
@@ -105,9 +107,29 @@ export function defineWorkflow<In, Out, Raw = In>(
     input: spec.input,
     output: spec.output,
     signals,
+    updates,
     errors,
     run: spec.run,
   });
+}
+
+/** The declared signals or updates of a workflow, frozen: well-formed names, each with a zod schema. */
+function checkedMessages(
+  workflow: string,
+  kind: 'signal' | 'update',
+  declared: Readonly<Record<string, Schema>> | undefined,
+): Readonly<Record<string, Schema>> {
+  const messages = Object.freeze({ ...(declared ?? {}) });
+  for (const [name, schema] of Object.entries(messages)) {
+    const bad =
+      illFormedReason(name) ??
+      (isReservedForUpdates(name) ? `must not start with "${UPDATE_PREFIX}"` : undefined);
+    if (bad !== undefined)
+      throw new TypeError(`defineWorkflow("${workflow}"): ${kind} name ${JSON.stringify(name)} ${bad}`);
+    if (typeof schema?.safeParse !== 'function')
+      throw new TypeError(`defineWorkflow("${workflow}"): ${kind} "${name}" must have a zod schema`);
+  }
+  return messages;
 }
 
 /**
@@ -118,6 +140,12 @@ export function defineWorkflow<In, Out, Raw = In>(
 export function declaredSignal(workflow: AnyWorkflow, name: string): Schema | undefined {
   const signals = workflow.signals as Readonly<Record<string, Schema>> | undefined;
   return signals !== undefined && Object.hasOwn(signals, name) ? signals[name] : undefined;
+}
+
+/** The schema `workflow` declares for update `name`, or undefined (own declarations only, as for signals). */
+export function declaredUpdate(workflow: AnyWorkflow, name: string): Schema | undefined {
+  const updates = workflow.updates as Readonly<Record<string, Schema>> | undefined;
+  return updates !== undefined && Object.hasOwn(updates, name) ? updates[name] : undefined;
 }
 
 /** Parse `value` with `schema`; throw {@link InvalidInputError} naming each bad field. */

@@ -62,6 +62,46 @@ describe.each(backings)('createClient (%s store)', (_, open) => {
     await client.close();
   });
 
+  test('the client sends an update; the worker runtime applies it and the client gets the result', async () => {
+    const backing = h.open();
+    const cart = (onAdd: () => void) =>
+      defineWorkflow({
+        name: 'cart',
+        input: z.object({}),
+        signals: { checkout: z.literal(true) },
+        updates: { add: z.string() },
+        async run(ctx) {
+          const items: string[] = [];
+          ctx.onUpdate('add', (item: string) => {
+            onAdd();
+            return items.push(item);
+          });
+          await ctx.waitForSignal('checkout');
+          return items;
+        },
+      });
+    h.runtime({ stores: backing.stores, workflows: [cart(() => undefined)], lease: { ttlMs: 600 } });
+    const client = createClient({
+      stores: backing.reopen(),
+      workflows: [
+        cart(() => {
+          throw new Error('the client ran a handler');
+        }),
+      ],
+    });
+    const handle = await client.start(
+      cart(() => undefined),
+      {},
+      { executionId: 'c-u' },
+    );
+    await until(async () => (await client.loadState('c-u'))?.status === 'suspended');
+    expect(await client.update('c-u', 'add', 'fig', { timeoutMs: 10_000 })).toBe(1);
+    await client.signal('c-u', 'checkout', true);
+    expect(await handle.result()).toEqual(['fig']);
+    expect(h.backgroundErrors).toEqual([]);
+    await client.close();
+  });
+
   test('L7: a bad signalHandOff is refused with the option named', () => {
     const { stores } = h.open();
     expect(() => createClient({ stores, signalHandOff: 'push' as 'log' })).toThrow(InvalidInputError);
