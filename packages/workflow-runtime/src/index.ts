@@ -20,11 +20,15 @@ export {
   encode,
   encodedBytes,
   MAX_DEPTH,
+  type NotRecordable,
+  type Recordable,
 } from './codec.js';
 export type {
   ChildOptions,
+  StepFunction,
   StepInfo,
   StepOptions,
+  WaitedSignal,
   WaitForSignalOptions,
   WorkflowContext,
 } from './context-api.js';
@@ -247,9 +251,15 @@ export {
 export {
   type AnyWorkflow,
   defineWorkflow,
+  type MessagesOf,
   parseWith,
   type Schema,
+  type SignalInput,
+  type SignalName,
+  type SignalPayload,
+  type SignalSchemas,
   type WorkflowDefinition,
+  type WorkflowMessages,
   WorkflowRegistry,
   type WorkflowSpec,
 } from './workflow.js';
