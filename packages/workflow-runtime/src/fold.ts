@@ -59,8 +59,12 @@ export interface PendingTimer {
   dueAt: number;
 }
 
-/** The folded state of one execution. */
-export interface ExecutionState {
+/**
+ * The folded state of one execution. `Out` is the workflow's output type: a typed handle
+ * (`runtime.handle(workflow, id).state()`) gives `ExecutionState<Out>`; read by id alone, it is
+ * `unknown`.
+ */
+export interface ExecutionState<Out = unknown> {
   executionId: string;
   workflow: string;
   version: number;
@@ -68,7 +72,8 @@ export interface ExecutionState {
   /** Seq of the last event folded. */
   sequence: number;
   input: unknown;
-  output?: unknown;
+  /** The output, once `completed`. */
+  output?: Out;
   error?: unknown;
   parentId?: string;
   /** Ms since the epoch of seq 0 and of the last event. */
