@@ -78,7 +78,7 @@ export interface WorkflowContext<M extends WorkflowMessages = WorkflowMessages> 
    * ({@link Recordable}): a function, a symbol or an object with methods (a `URL`, a class
    * instance with methods) fails to compile.
    */
-  step<T>(name: string, fn: (info: StepInfo) => T | Promise<T>, options?: StepOptions): Promise<T>;
+  step<T>(name: string, fn: StepFunction<T>, options?: StepOptions): Promise<T>;
   /** Durable sleep: the execution suspends and holds no worker until the timer fires. */
   sleep(name: string, ms: number): Promise<void>;
   /** Durable sleep until a point in time. */
