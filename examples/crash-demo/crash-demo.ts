@@ -77,9 +77,9 @@ function countEffects(file: string): Record<string, number> {
 export function formatLog(log: readonly Envelope[]): string {
   return log
     .map((event) => {
-      const p = event.payload as Record<string, unknown>;
-      const detail =
-        p.name !== undefined ? `${p.name}${p.attempt !== undefined ? ` (attempt ${p.attempt})` : ''}` : '';
+      const p = event.payload;
+      const attempt = 'attempt' in p && p.attempt !== undefined ? ` (attempt ${p.attempt})` : '';
+      const detail = 'name' in p ? `${p.name}${attempt}` : '';
       return `  ${String(event.seq).padStart(3)}  ${event.type.padEnd(22)} fence ${event.fence}  ${detail}`;
     })
     .join('\n');

@@ -69,7 +69,7 @@ export function buildTimeline(envelopes: readonly Envelope[]): Timeline {
   const calls = new Map<number, TimelineCall>();
   const takeovers: Takeover[] = [];
   for (const envelope of envelopes) {
-    const p = (envelope.payload ?? {}) as Payload;
+    const p = looseFields(envelope);
     const at = envelope.recordedAt.getTime();
     if (TAKEOVERS.has(envelope.type)) {
       takeovers.push({
@@ -187,9 +187,18 @@ function applyCall(
   }
 }
 
+/**
+ * The payload's fields, read loosely: the CLI shows logs that other versions may have written,
+ * so each field is checked where it is used rather than trusted to `EventPayloads`.
+ */
+function looseFields(envelope: Envelope): Payload {
+  const payload: unknown = envelope.payload;
+  return (payload ?? {}) as Payload;
+}
+
 /** A one-line summary of an event, for tables. */
 export function summarize(envelope: Envelope): string {
-  const p = (envelope.payload ?? {}) as Payload;
+  const p = looseFields(envelope);
   switch (envelope.type) {
     case 'EXECUTION_STARTED':
       return (
@@ -227,7 +236,7 @@ export function summarize(envelope: Envelope): string {
 }
 
 function reasonOf(envelope: Envelope): string {
-  const p = (envelope.payload ?? {}) as Payload;
+  const p = looseFields(envelope);
   const parts: string[] = [];
   if (typeof p.reason === 'string') parts.push(p.reason);
   if (envelope.type === 'EXECUTION_STARTED') parts.push(`${String(p.workflow)} v${String(p.version)}`);

@@ -128,7 +128,7 @@ export function textBoundarySuite({ name, open }: TextBoundarySuiteOptions): voi
     it('workflow, signal and node names, list filters and cursors with a lone surrogate are refused where given', () =>
       runtimeOver(async (runtime, stores) => {
         expect(() => defineWorkflow({ ...order, name: 'w\uD800' })).toThrow(/lone surrogate/);
-        expect(() => defineWorkflow({ ...order, signals: { 'go\uDC00': z.boolean() } })).toThrow(
+        expect(() => defineWorkflow({ ...child, signals: { 'go\uDC00': z.boolean() } })).toThrow(
           /lone surrogate/,
         );
         expect(() => createRuntime({ stores, workflows, nodeId: 'node-\uD800' })).toThrow(/nodeId/);

@@ -70,12 +70,12 @@ export function flushAppends(
   maxPayloadBytes: number,
 ): Outcome<AppendResult>[] {
   try {
-    return flushOnce(sql, batch, maxPayloadBytes, false);
+    return flushOnce(sql, batch, maxPayloadBytes, { guarded: false });
   } catch (error) {
     if (!(error instanceof NeedsSavepoints)) throw error;
     // A multi-event request hit a constraint after some of its rows were in: redo the batch
     // with a savepoint around each such request, so that request rolls back alone.
-    return flushOnce(sql, batch, maxPayloadBytes, true);
+    return flushOnce(sql, batch, maxPayloadBytes, { guarded: true });
   }
 }
 
@@ -86,14 +86,14 @@ function flushOnce(
   sql: AppendStatements,
   batch: readonly AppendRequest[],
   maxPayloadBytes: number,
-  guarded: boolean,
+  how: { guarded: boolean },
 ): Outcome<AppendResult>[] {
   const outcomes: Outcome<AppendResult>[] = [];
   try {
     sql.begin.run();
     sql.heads.revalidate();
     const head: ExecutionHead = { fence: 0, lastSeq: -1, status: undefined, workflow: undefined };
-    for (const request of batch) outcomes.push(applyOne(sql, request, head, maxPayloadBytes, guarded));
+    for (const request of batch) outcomes.push(applyOne(sql, request, head, maxPayloadBytes, how));
     sql.commit.run();
     return outcomes;
   } catch (error) {
@@ -132,7 +132,7 @@ function applyOne(
   request: AppendRequest,
   head: ExecutionHead,
   maxPayloadBytes: number,
-  guarded: boolean,
+  { guarded }: { guarded: boolean },
 ): Outcome<AppendResult> {
   if (!sql.heads.get(request.executionId, head)) readHead(sql, request.executionId, head);
   try {

@@ -6,7 +6,6 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import {
-  decode,
   type Envelope,
   type EventType,
   fold,
@@ -14,6 +13,7 @@ import {
   loadState,
   type StoredEvent,
   type Stores,
+  toEnvelope,
 } from '@skein/workflow-runtime';
 import { InvariantViolationError, type Violation } from './errors.js';
 
@@ -80,7 +80,7 @@ export async function checkSnapshots(
   executionId: string,
 ): Promise<Violation[]> {
   const events = await stores.events.read(executionId, 0);
-  const fromZero = fold(events.map((event) => ({ ...event, payload: decode(event.payload) })));
+  const fromZero = fold(events.map((event) => toEnvelope(event)));
   const fromSnapshot = await loadState(stores, executionId);
   if (isDeepStrictEqual(fromSnapshot, fromZero)) return [];
   const snapshot = await stores.snapshots.latest(executionId);

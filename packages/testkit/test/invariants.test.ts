@@ -15,6 +15,7 @@ import {
   openMemoryStores,
   readHistory,
   type StoredEvent,
+  toEnvelope,
 } from '@skein/workflow-runtime';
 import { describe, expect, it } from 'vitest';
 import { order } from './workflows.js';
@@ -120,7 +121,7 @@ describe('checkSnapshots', () => {
   it('L5: a snapshot that disagrees with the log is reported, naming the fields that differ', async () => {
     const stores = await finishedOrder();
     const events = await stores.events.read('o', 0, 4);
-    const early = fold(events.map((e) => ({ ...e, payload: JSON.parse(e.payload) as unknown })))!;
+    const early = fold(events.map((e) => toEnvelope(e)))!;
     // A wrong cache: the state at seq 3 stored under the newest seq.
     await stores.snapshots.put({ executionId: 'o', seq: 99, state: encode({ ...early, sequence: 99 }) });
     const [violation] = await checkSnapshots(stores, 'o');

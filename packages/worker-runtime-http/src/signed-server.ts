@@ -106,7 +106,7 @@ async function handle<R>(request: IncomingMessage, response: ServerResponse, p: 
     p.logger.warn('replay cache full of live signatures; request refused', { target });
     return sendError(response, 503, BUSY);
   }
-  if (verdict !== 'ok') return refuse(request, response, verdict, p.logger, target, true);
+  if (verdict !== 'ok') return refuse(request, response, verdict, p.logger, target, { bodyRead: true });
   if (allowed !== null && method !== allowed) {
     response.setHeader('allow', allowed);
     return sendError(response, 405, { error: `use ${allowed}`, code: WireCodes.MethodNotAllowed });
@@ -136,7 +136,7 @@ function refuse(
   reason: string,
   logger: WorkerLogger,
   target: string,
-  bodyRead = false,
+  { bodyRead = false }: { bodyRead?: boolean } = {},
 ): void {
   logger.warn('request refused', {
     reason,

@@ -191,7 +191,7 @@ export class Supervisor {
             concurrency: this.concurrency,
             clock: this.clock,
             inFlight: (id) => this.inFlight.has(id),
-            launch: (id, phase, work) => this.launch(id, phase, work, false),
+            launch: (id, phase, work) => this.launch(id, phase, work, { holdsLease: false }),
             onError: this.onError,
           });
     this.transport = options.transport;
@@ -376,7 +376,7 @@ export class Supervisor {
   /** A signal arrived: the leader resumes its execution if it waits for it (the sender's node usually has). */
   private signalArrived(id: string): void {
     if (!this.leading || this.loop === undefined || this.stopping || this.inFlight.has(id)) return;
-    this.launch(id, 'wake-up for a signal', () => this.runtime.resumeIfArrived(id), false);
+    this.launch(id, 'wake-up for a signal', () => this.runtime.resumeIfArrived(id), { holdsLease: false });
   }
 
   /** Run a part of the tick; a throw there fails the whole tick. */
@@ -470,7 +470,7 @@ export class Supervisor {
     report.timersFired = due.length;
     for (const id of new Set(due.map((timer) => timer.executionId))) {
       if (this.inFlight.has(id)) continue;
-      this.launch(id, 'wake-up for a due timer', () => this.wakeUnlessBackingOff(id), false);
+      this.launch(id, 'wake-up for a due timer', () => this.wakeUnlessBackingOff(id), { holdsLease: false });
     }
   }
 
@@ -532,8 +532,17 @@ export class Supervisor {
     }
   }
 
-  /** Run the work in the background; its failure is kept for the next tick's report and deadline. */
-  private launch(id: string, phase: string, work: () => Promise<unknown>, holdsLease = true): void {
+  /**
+   * Run the work in the background; its failure is kept for the next tick's report and deadline.
+   * @param options.holdsLease the work runs under this node's claim, released when it ends
+   *   (default: true; false for wake-ups and queue runs, which hold no claim of this node's)
+   */
+  private launch(
+    id: string,
+    phase: string,
+    work: () => Promise<unknown>,
+    { holdsLease = true }: { holdsLease?: boolean } = {},
+  ): void {
     const done = (async () => {
       try {
         await work();

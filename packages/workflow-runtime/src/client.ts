@@ -9,13 +9,21 @@ import type { CancelResult } from './cancellation.js';
 import type { ErrorClass } from './errors.js';
 import type { Envelope } from './events.js';
 import type { ExecutionState } from './fold.js';
+import { handleOn, isWorkflowDefinition, type UntrustedInput, type WorkflowHandle } from './handles.js';
 import type { ListPage, ListQuery } from './inspection.js';
 import { handOverResumed, requestCancel } from './log-requests.js';
-import { Runtime, type StartOptions, type WorkflowHandle } from './runtime.js';
+import { Runtime, type StartOptions } from './runtime.js';
 import type { SignalOptions, SignalResult } from './signal-send.js';
 import type { Stores } from './spi.js';
 import type { UpdateOptions } from './update-send.js';
-import { type AnyWorkflow, parseWith, type WorkflowDefinition } from './workflow.js';
+import {
+  type AnyWorkflow,
+  parseWith,
+  type SignalInput,
+  type SignalName,
+  type WorkflowDefinition,
+  type WorkflowMessages,
+} from './workflow.js';
 
 /** Options of {@link createClient}. */
 export interface ClientOptions {
@@ -78,39 +86,63 @@ export class Client {
   /**
    * Write seq 0 and leave the execution `pending` for a node that runs `workflow` (a client
    * never runs it). Refuses bad input before anything is written; an id that exists returns a
-   * handle to it.
+   * handle to it. The input has the workflow's input type, or is `unknown` (untrusted data:
+   * the schema validates it).
    * @example
    * const handle = await client.start(order, { sku: 'a', qty: 1 }, { executionId: 'order-42' });
    */
-  start<In, Out, Raw>(
-    workflow: WorkflowDefinition<In, Out, Raw>,
+  start<In, Out, Raw, M extends WorkflowMessages>(
+    workflow: WorkflowDefinition<In, Out, Raw, M>,
     input: Raw,
-    options: StartOptions = {},
-  ): Promise<WorkflowHandle<Out>> {
-    return this.runtime.enqueue(workflow, input, options);
+    options?: StartOptions,
+  ): Promise<WorkflowHandle<Out, M>>;
+  start<In, Out, Raw, M extends WorkflowMessages, I>(
+    workflow: WorkflowDefinition<In, Out, Raw, M>,
+    input: UntrustedInput<I>,
+    options?: StartOptions,
+  ): Promise<WorkflowHandle<Out, M>>;
+  async start(workflow: AnyWorkflow, input: unknown, options: StartOptions = {}): Promise<WorkflowHandle> {
+    const started = await this.runtime.enqueue(workflow, input, options);
+    return this.handle(started.executionId);
   }
 
   /** The same as {@link Client.start}: on a client, every start is an enqueue. */
-  enqueue<In, Out, Raw>(
-    workflow: WorkflowDefinition<In, Out, Raw>,
+  enqueue<In, Out, Raw, M extends WorkflowMessages>(
+    workflow: WorkflowDefinition<In, Out, Raw, M>,
     input: Raw,
-    options: StartOptions = {},
-  ): Promise<WorkflowHandle<Out>> {
-    return this.runtime.enqueue(workflow, input, options);
+    options?: StartOptions,
+  ): Promise<WorkflowHandle<Out, M>>;
+  enqueue<In, Out, Raw, M extends WorkflowMessages, I>(
+    workflow: WorkflowDefinition<In, Out, Raw, M>,
+    input: UntrustedInput<I>,
+    options?: StartOptions,
+  ): Promise<WorkflowHandle<Out, M>>;
+  enqueue(workflow: AnyWorkflow, input: unknown, options: StartOptions = {}): Promise<WorkflowHandle> {
+    return this.start(workflow, input, options);
   }
 
   /**
    * Send signal `name`: checked against the workflow's declared schema and refused before
    * anything is written like `runtime.signal`, then put in the inbox and handed to the nodes
-   * that run work (`signalHandOff`); `woke` is always false, since nothing runs here.
+   * that run work (`signalHandOff`); `woke` is always false, since nothing runs here. Given
+   * the workflow first, the name and payload are also checked at compile time.
    */
-  signal(
+  signal<In, Out, Raw, M extends WorkflowMessages, K extends SignalName<M>>(
+    workflow: WorkflowDefinition<In, Out, Raw, M>,
     executionId: string,
-    name: string,
-    payload: unknown,
-    options: SignalOptions = {},
-  ): Promise<SignalResult> {
-    return this.runtime.signal(executionId, name, payload, options);
+    name: K,
+    payload: SignalInput<M, K>,
+    options?: SignalOptions,
+  ): Promise<SignalResult>;
+  signal(executionId: string, name: string, payload: unknown, options?: SignalOptions): Promise<SignalResult>;
+  signal(...args: unknown[]): Promise<SignalResult> {
+    const [executionId, name, payload, options] = isWorkflowDefinition(args[0]) ? args.slice(1) : args;
+    return this.runtime.signal(
+      executionId as string,
+      name as string,
+      payload,
+      (options ?? {}) as SignalOptions,
+    );
   }
 
   /**
@@ -153,9 +185,17 @@ export class Client {
     return this.runtime.list(query);
   }
 
-  /** A handle on an execution by id: `result()` polls the log until it ends. */
-  handle<Out = unknown>(executionId: string): WorkflowHandle<Out> {
-    return this.runtime.handle<Out>(executionId);
+  /**
+   * A handle on an execution: `result()` polls the log until it ends, `state()` reads it,
+   * `signal()` sends to it. Given the workflow, all three are typed by it.
+   */
+  handle<In, Out, Raw, M extends WorkflowMessages>(
+    workflow: WorkflowDefinition<In, Out, Raw, M>,
+    executionId: string,
+  ): WorkflowHandle<Out, M>;
+  handle<Out = unknown>(executionId: string): WorkflowHandle<Out>;
+  handle(first: string | AnyWorkflow, second?: string): WorkflowHandle {
+    return handleOn(this, isWorkflowDefinition(first) ? second : first, 'handle');
   }
 
   /** Wait for the execution to end; resolve with its output or reject with `ExecutionFailedError`. */

@@ -14,6 +14,40 @@ import { ErrorClassRegistry } from './error-classes.js';
 import { errorFromJson, errorToJson, type Json } from './error-codec.js';
 import { type ErrorClass, PayloadTooLargeError, SerializationError } from './errors.js';
 
+/** Values the codec records as they are. */
+type RecordedAsIs = string | number | boolean | bigint | null | undefined | Date | Error | Uint8Array;
+
+/** What a value holding something the codec refuses is compared with: the error names `what`. */
+export interface NotRecordable<What extends string> {
+  readonly notRecordable: What;
+}
+
+/**
+ * `T` where the codec can record it, checked at compile time: plain data (objects, arrays,
+ * strings, numbers, booleans, null), `undefined`, `Date`, `BigInt`, `Map`, `Set`, `Error`,
+ * `Uint8Array` and `Buffer`, nested. A function, a symbol, or an object with methods (a `URL`,
+ * a class instance with methods) maps to {@link NotRecordable}, so it fails to compile where a
+ * step returns it. TypeScript cannot tell a class instance with fields only from plain data:
+ * the codec refuses that one at run time (`SerializationError`). `unknown` and `any` pass.
+ */
+export type Recordable<T> = unknown extends T
+  ? T
+  : T extends RecordedAsIs
+    ? T
+    : T extends void
+      ? T
+      : T extends (...args: never[]) => unknown
+        ? NotRecordable<'a function or method'>
+        : T extends symbol
+          ? NotRecordable<'a symbol'>
+          : T extends ReadonlyMap<infer K, infer V>
+            ? ReadonlyMap<Recordable<K>, Recordable<V>>
+            : T extends ReadonlySet<infer E>
+              ? ReadonlySet<Recordable<E>>
+              : T extends object
+                ? { [K in keyof T]: Recordable<T[K]> }
+                : NotRecordable<'an unknown kind of value'>;
+
 /** Default per-event payload limit: 1 MiB of encoded text. */
 export const DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024;
 

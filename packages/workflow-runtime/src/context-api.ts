@@ -1,9 +1,10 @@
 /** The `ctx` a workflow body receives. Every call is recorded and replayed by position. */
+import type { Recordable } from './codec.js';
 import type { FanOutCallOptions } from './fan-out-call.js';
 import type { FanOutSummary } from './fan-out-settlement.js';
 import type { RetryPolicy } from './retry.js';
 import type { TaskDefinition } from './task.js';
-import type { Schema, WorkflowDefinition } from './workflow.js';
+import type { Schema, SignalName, SignalPayload, WorkflowDefinition, WorkflowMessages } from './workflow.js';
 
 /** What a step function receives. */
 export interface StepInfo {
@@ -31,6 +32,13 @@ export interface StepInfo {
    */
   share?: () => number;
 }
+
+/**
+ * A step's function: `T` is inferred from what it returns, then checked to be
+ * {@link Recordable} (the second half of the intersection takes no part in the inference).
+ */
+export type StepFunction<T> = ((info: StepInfo) => T | Promise<T>) &
+  NoInfer<(info: StepInfo) => Recordable<T> | Promise<Recordable<T>>>;
 
 /** Options of {@link WorkflowContext.step}. */
 export interface StepOptions {
@@ -75,8 +83,19 @@ export interface WorkflowStream {
   write(value: unknown): Promise<number>;
 }
 
-/** The workflow's view of its execution. */
-export interface WorkflowContext {
+/**
+ * What `ctx.waitForSignal(name)` resolves with: `T` when a schema (or an explicit type
+ * argument) gives one, else the payload `M` declares for `name`.
+ */
+export type WaitedSignal<M extends WorkflowMessages, K extends SignalName<M>, T> = [T] extends [never]
+  ? SignalPayload<M, K>
+  : T;
+
+/**
+ * The workflow's view of its execution. `M` is what the workflow declares (its signals), so
+ * a signal name it does not declare fails to compile.
+ */
+export interface WorkflowContext<M extends WorkflowMessages = WorkflowMessages> {
   /** Id of this execution. */
   readonly executionId: string;
   /** Version this execution is pinned to. */
@@ -84,9 +103,11 @@ export interface WorkflowContext {
   /**
    * Run a side effect once. Its result is recorded before the workflow moves on; on replay
    * the recorded result is returned without running `fn` again. Only an attempt in flight
-   * when the process died runs a second time.
+   * when the process died runs a second time. `fn` must return what the log can record
+   * ({@link Recordable}): a function, a symbol or an object with methods (a `URL`, a class
+   * instance with methods) fails to compile.
    */
-  step<T>(name: string, fn: (info: StepInfo) => T | Promise<T>, options?: StepOptions): Promise<T>;
+  step<T>(name: string, fn: StepFunction<T>, options?: StepOptions): Promise<T>;
   /** Durable sleep: the execution suspends and holds no worker until the timer fires. */
   sleep(name: string, ms: number): Promise<void>;
   /** Durable sleep until a point in time. */
@@ -107,15 +128,20 @@ export interface WorkflowContext {
    * Wait for the oldest signal `name` sent to this execution and not yet consumed, and
    * resolve with its payload. With `timeoutMs`, resolve `undefined` when none arrives in time.
    * While it waits the execution suspends and holds no worker; `runtime.signal` wakes it.
+   * The name must be one the workflow declares (when it declares any), and the payload has
+   * the declared schema's type, or `options.schema`'s; `| undefined` with `timeoutMs`.
    * @example
    * const ok = await ctx.waitForSignal('approve', { schema: z.boolean(), timeoutMs: 86_400_000 });
    * if (ok !== true) return 'rejected'; // false, or undefined on timeout
    */
-  waitForSignal<T = unknown>(
-    name: string,
+  waitForSignal<T = never, K extends SignalName<M> = SignalName<M>>(
+    name: K,
     options: WaitForSignalOptions<T> & { timeoutMs: number },
-  ): Promise<T | undefined>;
-  waitForSignal<T = unknown>(name: string, options?: WaitForSignalOptions<T>): Promise<T>;
+  ): Promise<WaitedSignal<M, K, T> | undefined>;
+  waitForSignal<T = never, K extends SignalName<M> = SignalName<M>>(
+    name: K,
+    options?: WaitForSignalOptions<T>,
+  ): Promise<WaitedSignal<M, K, T>>;
   /**
    * Publish `value` under `key`: recorded in the log at this call's position, it becomes the
    * value `runtime.getEvent(executionId, key)` returns (the latest one set under the key). The
@@ -152,8 +178,8 @@ export interface WorkflowContext {
    * one) and resolve with its output; reject with `ChildFailedError` when it ends otherwise.
    * The parent suspends while the child runs.
    */
-  child<In, Out, Raw>(
-    workflow: WorkflowDefinition<In, Out, Raw>,
+  child<In, Out, Raw, C extends WorkflowMessages>(
+    workflow: WorkflowDefinition<In, Out, Raw, C>,
     input: Raw,
     options?: ChildOptions,
   ): Promise<Out>;

@@ -11,7 +11,7 @@ import { callChild } from './child-call.js';
 import { encode } from './codec.js';
 import type {
   ChildOptions,
-  StepInfo,
+  StepFunction,
   StepOptions,
   WaitForSignalOptions,
   WorkflowContext,
@@ -147,8 +147,8 @@ export class ExecutionRun implements WorkflowContext {
     }
   }
 
-  step<T>(name: string, fn: (info: StepInfo) => T | Promise<T>, options: StepOptions = {}): Promise<T> {
-    return this.ordered(this.cursor, runStep(this.steps, name, fn, options));
+  step<T>(name: string, fn: StepFunction<T>, options: StepOptions = {}): Promise<T> {
+    return this.ordered(this.cursor, runStep<T>(this.steps, name, fn, options));
   }
 
   sleep(name: string, ms: number): Promise<void> {

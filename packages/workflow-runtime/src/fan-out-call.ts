@@ -8,7 +8,7 @@
  */
 import { z } from 'zod';
 import { encode } from './codec.js';
-import type { WorkflowContext } from './context-api.js';
+import type { StepFunction, WorkflowContext } from './context-api.js';
 import { InvalidInputError } from './errors.js';
 import { createFanOut, type FanOutSource } from './fan-out-creation.js';
 import {
@@ -128,7 +128,9 @@ export async function fanOutCall<In, Out, Raw, A>(
     if (settled) break;
     await ctx.sleep(`fanout:${name}:wait:${check}`, Math.min(MAX_WAIT_MS, 250 * 2 ** Math.min(check, 10)));
   }
-  return ctx.step(`fanout:${name}:settle`, async () => {
+  // The aggregate is the user's reducer output, checked by the codec when recorded; its generic
+  // type cannot be proven Recordable here.
+  return ctx.step<FanOutSummary<A>>(`fanout:${name}:settle`, (async () => {
     const summary = await summarizeFanOut<Out, A>({
       fanOutId: plan.fanOutId,
       shards,
@@ -138,7 +140,7 @@ export async function fanOutCall<In, Out, Raw, A>(
     });
     await home.settle(plan.fanOutId, encode(summary), deps.clock());
     return summary;
-  });
+  }) as StepFunction<FanOutSummary<A>>);
 }
 
 function storesOf(

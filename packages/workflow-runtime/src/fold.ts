@@ -5,22 +5,13 @@
 import type { ExecutionBlocked } from './blockage.js';
 import type {
   CallKind,
-  CancelRequestedPayload,
   ChildSettledPayload,
-  ChildStartedPayload,
-  CompletedPayload,
-  EndedPayload,
+  EventPayloads,
   EventType,
   ExecutionStatus,
   SignalReceivedPayload,
-  StartedPayload,
   StepCompletedPayload,
-  StepFailedPayload,
-  StepStartedPayload,
   StreamEntry,
-  SuspendedPayload,
-  TimerFiredPayload,
-  TimerScheduledPayload,
   UpdateAppliedPayload,
 } from './events.js';
 import { statusAfter } from './events.js';
@@ -75,8 +66,12 @@ export interface PendingTimer {
   dueAt: number;
 }
 
-/** The folded state of one execution. */
-export interface ExecutionState {
+/**
+ * The folded state of one execution. `Out` is the workflow's output type: a typed handle
+ * (`runtime.handle(workflow, id).state()`) gives `ExecutionState<Out>`; read by id alone, it is
+ * `unknown`.
+ */
+export interface ExecutionState<Out = unknown> {
   executionId: string;
   workflow: string;
   version: number;
@@ -84,7 +79,8 @@ export interface ExecutionState {
   /** Seq of the last event folded. */
   sequence: number;
   input: unknown;
-  output?: unknown;
+  /** The output, once `completed`. */
+  output?: Out;
   error?: unknown;
   parentId?: string;
   /** Ms since the epoch of seq 0 and of the last event. */
@@ -129,16 +125,25 @@ export interface ExecutionState {
   blocked?: ExecutionBlocked;
 }
 
-/** The minimum an event needs to be folded. */
-export interface FoldableEvent {
-  executionId: string;
-  seq: number;
-  type: EventType;
-  payload: unknown;
-  fence: number;
-  /** Ms since the epoch, or a Date. */
-  recordedAt: number | Date;
-}
+/**
+ * The minimum an event of type `T` needs to be folded: a union keyed on `type`, like
+ * `Envelope`, so the payload is the one {@link EventPayloads} gives that type. A stored event
+ * becomes one through `toEnvelope` (the codec decodes what its writer recorded).
+ */
+export type FoldableEvent<T extends EventType = EventType> = {
+  [K in T]: {
+    executionId: string;
+    seq: number;
+    type: K;
+    payload: EventPayloads[K];
+    fence: number;
+    /** Ms since the epoch, or a Date. */
+    recordedAt: number | Date;
+  };
+}[T];
+
+/** An event's type with its payload, the part of a {@link FoldableEvent} the fold reads per type. */
+type TypedPayload = { [K in EventType]: { type: K; payload: EventPayloads[K] } }[EventType];
 
 /** Apply one event to `state` (null before seq 0). Mutates and returns `state`. */
 export function applyEvent(state: ExecutionState | null, event: FoldableEvent): ExecutionState {
@@ -149,7 +154,7 @@ export function applyEvent(state: ExecutionState | null, event: FoldableEvent): 
         `fold: execution "${event.executionId}" starts with ${event.type}, not EXECUTION_STARTED`,
       );
     }
-    const started = event.payload as StartedPayload;
+    const started = event.payload;
     state = {
       executionId: event.executionId,
       workflow: started.workflow,
@@ -169,8 +174,8 @@ export function applyEvent(state: ExecutionState | null, event: FoldableEvent): 
     if (started.parentId !== undefined) state.parentId = started.parentId;
     return state;
   }
-  applyPayload(state, event.type, event.payload);
-  markSettled(state, event.type, event.payload, event.seq);
+  applyPayload(state, event);
+  markSettled(state, event, event.seq);
   state.status = statusAfter(state.status, event.type);
   state.sequence = event.seq;
   state.updatedAt = at;
@@ -178,10 +183,10 @@ export function applyEvent(state: ExecutionState | null, event: FoldableEvent): 
   return state;
 }
 
-function applyPayload(state: ExecutionState, type: EventType, payload: unknown): void {
-  switch (type) {
+function applyPayload(state: ExecutionState, event: TypedPayload): void {
+  switch (event.type) {
     case 'STEP_STARTED': {
-      const p = payload as StepStartedPayload;
+      const p = event.payload;
       const call = callAt(state, p.position, 'step', p.name);
       call.status = 'started';
       call.attempts = Math.max(call.attempts, p.attempt);
@@ -189,10 +194,10 @@ function applyPayload(state: ExecutionState, type: EventType, payload: unknown):
       return;
     }
     case 'STEP_COMPLETED':
-      applyCompleted(state, payload as StepCompletedPayload);
+      applyCompleted(state, event.payload);
       return;
     case 'STEP_FAILED': {
-      const p = payload as StepFailedPayload;
+      const p = event.payload;
       const call = callAt(state, p.position, 'step', p.name);
       call.failures += 1;
       call.attempts = Math.max(call.attempts, p.attempt);
@@ -209,7 +214,7 @@ function applyPayload(state: ExecutionState, type: EventType, payload: unknown):
       return;
     }
     case 'TIMER_SCHEDULED': {
-      const p = payload as TimerScheduledPayload;
+      const p = event.payload;
       const kind = p.purpose === 'signal' || p.purpose === 'child' ? p.purpose : 'sleep';
       const call = callAt(state, p.position, kind, p.name);
       // A child's re-check timer leaves the call `started`: the child is what it waits for.
@@ -220,7 +225,7 @@ function applyPayload(state: ExecutionState, type: EventType, payload: unknown):
       return;
     }
     case 'TIMER_FIRED': {
-      const p = payload as TimerFiredPayload;
+      const p = event.payload;
       state.timers = state.timers.filter((timer) => timer.timerId !== p.timerId);
       const call = state.calls[p.position];
       if (call?.kind === 'sleep' || call?.kind === 'signal') call.status = 'fired';
@@ -228,15 +233,15 @@ function applyPayload(state: ExecutionState, type: EventType, payload: unknown):
       return;
     }
     case 'UPDATE_APPLIED':
-      applyUpdate(state, payload as UpdateAppliedPayload);
+      applyUpdate(state, event.payload);
       return;
     case 'SIGNAL_RECEIVED':
     case 'CHILD_STARTED':
     case 'CHILD_SETTLED':
-      applyFeatureCall(state, type, payload);
+      applyFeatureCall(state, event);
       return;
     case 'EXECUTION_SUSPENDED': {
-      const p = payload as SuspendedPayload;
+      const p = event.payload;
       if (p.signals !== undefined || p.children !== undefined)
         state.awaiting = { signals: p.signals ?? [], children: p.children ?? [] };
       return;
@@ -245,19 +250,19 @@ function applyPayload(state: ExecutionState, type: EventType, payload: unknown):
       delete state.awaiting;
       return;
     case 'CANCEL_REQUESTED':
-      state.cancel ??= { reason: (payload as CancelRequestedPayload).reason, boundary: state.calls.length };
+      state.cancel ??= { reason: event.payload.reason, boundary: state.calls.length };
       return;
     case 'EXECUTION_RECOVERED':
       delete state.awaiting;
       state.recoveries += 1;
       return;
     case 'EXECUTION_COMPLETED':
-      state.output = (payload as CompletedPayload).output;
+      state.output = event.payload.output;
       return;
     case 'EXECUTION_FAILED':
     case 'EXECUTION_CANCELLED':
     case 'EXECUTION_DEAD_LETTERED':
-      state.error = (payload as EndedPayload).error;
+      state.error = event.payload.error;
       return;
     default:
       return;
@@ -265,17 +270,17 @@ function applyPayload(state: ExecutionState, type: EventType, payload: unknown):
 }
 
 /** The events that settle a call the body awaits (a retry's `STEP_FAILED` does not). */
-function markSettled(state: ExecutionState, type: EventType, payload: unknown, seq: number): void {
+function markSettled(state: ExecutionState, event: TypedPayload, seq: number): void {
   if (
-    type !== 'STEP_COMPLETED' &&
-    type !== 'STEP_FAILED' &&
-    type !== 'TIMER_FIRED' &&
-    type !== 'SIGNAL_RECEIVED' &&
-    type !== 'CHILD_SETTLED' &&
-    type !== 'UPDATE_APPLIED'
+    event.type !== 'STEP_COMPLETED' &&
+    event.type !== 'STEP_FAILED' &&
+    event.type !== 'TIMER_FIRED' &&
+    event.type !== 'SIGNAL_RECEIVED' &&
+    event.type !== 'CHILD_SETTLED' &&
+    event.type !== 'UPDATE_APPLIED'
   )
     return;
-  const call = state.calls[(payload as { position: number }).position];
+  const call = state.calls[event.payload.position];
   // An update is handed to the body when it is applied, in log order like an outcome.
   if (call?.kind === 'update') {
     call.settledSeq ??= seq;
@@ -299,10 +304,16 @@ const AWAITED: ReadonlySet<CallKind> = new Set<CallKind>([
   'stream',
 ]);
 
+/** The events of the calls of signals and children. */
+type FeatureCallEvent =
+  | { type: 'SIGNAL_RECEIVED'; payload: SignalReceivedPayload }
+  | { type: 'CHILD_STARTED'; payload: EventPayloads['CHILD_STARTED'] }
+  | { type: 'CHILD_SETTLED'; payload: ChildSettledPayload };
+
 /** `SIGNAL_RECEIVED`, `CHILD_STARTED` and `CHILD_SETTLED`: the calls of signals and children. */
-function applyFeatureCall(state: ExecutionState, type: EventType, payload: unknown): void {
-  if (type === 'SIGNAL_RECEIVED') {
-    const p = payload as SignalReceivedPayload;
+function applyFeatureCall(state: ExecutionState, event: FeatureCallEvent): void {
+  if (event.type === 'SIGNAL_RECEIVED') {
+    const p = event.payload;
     const call = callAt(state, p.position, 'signal', p.name);
     call.status = 'completed';
     call.output = p.payload;
@@ -311,14 +322,14 @@ function applyFeatureCall(state: ExecutionState, type: EventType, payload: unkno
     state.consumedSignals.push(p.signalId);
     return;
   }
-  if (type === 'CHILD_STARTED') {
-    const p = payload as ChildStartedPayload;
+  if (event.type === 'CHILD_STARTED') {
+    const p = event.payload;
     const call = callAt(state, p.position, 'child', p.name);
     call.status = 'started';
     call.childId = p.childId;
     return;
   }
-  const p = payload as ChildSettledPayload;
+  const p = event.payload;
   const call = state.calls[p.position];
   if (call === undefined) return;
   dropTimer(state, call);

@@ -1,7 +1,7 @@
 /** Reading executions back: state from the newest snapshot plus the events after it (L5). */
 import { type Codec, defaultCodec, encodeHolding } from './codec.js';
 import type { Envelope, StoredEvent } from './events.js';
-import { type ExecutionState, fold } from './fold.js';
+import { type ExecutionState, type FoldableEvent, fold } from './fold.js';
 import type { EventStore, SnapshotStore, Stores } from './spi.js';
 
 /**
@@ -15,6 +15,7 @@ const SNAPSHOT_LEVELS = 8;
  * @param codec revives recorded errors (default: Skein's and built-in classes only).
  */
 export function toEnvelope(event: StoredEvent, codec: Codec = defaultCodec): Envelope {
+  // The one place a payload's type is taken on trust: its writer recorded `EventPayloads[type]`.
   return {
     executionId: event.executionId,
     seq: event.seq,
@@ -23,7 +24,7 @@ export function toEnvelope(event: StoredEvent, codec: Codec = defaultCodec): Env
     payload: codec.decode(event.payload),
     fence: event.fence,
     recordedAt: new Date(event.recordedAt),
-  };
+  } as Envelope;
 }
 
 /** Every event of an execution, decoded with `codec` (default: {@link defaultCodec}), in seq order. */
@@ -50,7 +51,7 @@ export async function loadState(
   const base = snapshot === null ? null : withHoles(codec.decode<ExecutionState>(snapshot.state));
   const events = await stores.events.read(executionId, snapshot === null ? 0 : snapshot.seq + 1);
   return fold(
-    events.map((event) => ({ ...event, payload: codec.decode(event.payload) })),
+    events.map((event) => ({ ...event, payload: codec.decode(event.payload) }) as FoldableEvent),
     base,
   );
 }

@@ -8,7 +8,7 @@
 import { assertPayloadSize, type Codec, defaultCodec } from './codec.js';
 import { StaleFenceError, StartFencedOutError } from './errors.js';
 import type { EventType } from './events.js';
-import { applyEvent, type ExecutionState } from './fold.js';
+import { applyEvent, type ExecutionState, type FoldableEvent } from './fold.js';
 import { newId } from './ids.js';
 import type { ObservedRecord } from './observers.js';
 import type { OutboxMessage } from './outbox.js';
@@ -99,6 +99,7 @@ export class LogWriter {
     const seq = this.bufferStart + this.buffer.length;
     this.buffer.push({ envelopeId: newId(), type, payload: text, recordedAt });
     if (this.observed !== undefined) this.observed.push({ type, payload: view, recordedAt });
+    // `view` is `payload` as the log gives it back: the same shape, so the same type.
     this.state = applyEvent(this.state, {
       executionId: this.options.executionId,
       seq,
@@ -106,7 +107,7 @@ export class LogWriter {
       payload: view,
       fence: this.options.fence,
       recordedAt,
-    });
+    } as FoldableEvent);
     return this.state;
   }
 

@@ -157,7 +157,7 @@ export class Maintenance {
               await run.catch(() => undefined);
               await this.wakeIfRun(id);
             };
-      this.launch(id, 'wake-up for a due timer', work, false);
+      this.launch(id, 'wake-up for a due timer', work, { holdsLease: false });
       done.woken.push(id);
     }
   }
@@ -198,7 +198,7 @@ export class Maintenance {
       }
       const phase =
         status === 'pending' ? 'run of a claimed pending execution' : 'recovery of an expired lease';
-      this.launch(id, phase, () => this.deps.execute(summary), true);
+      this.launch(id, phase, () => this.deps.execute(summary), { holdsLease: true });
       into.push(id);
     }
   }
@@ -214,7 +214,12 @@ export class Maintenance {
     return false;
   }
 
-  private launch(id: string, phase: string, work: () => Promise<unknown>, holdsLease: boolean): void {
+  private launch(
+    id: string,
+    phase: string,
+    work: () => Promise<unknown>,
+    { holdsLease }: { holdsLease: boolean },
+  ): void {
     const done = (async () => {
       try {
         await work();

@@ -45,6 +45,16 @@ const BOOTSTRAP_FENCE = 0;
 
 export type Bootstrapped = 'exists' | { outcome: Promise<RunOutcome> };
 
+/** How a start writes seq 0. */
+export interface BootstrapOptions {
+  /** Run the body here once seq 0 is durable (`start`, a child); false leaves it `pending` (`enqueue`). */
+  run: boolean;
+  /** The caller's fence (a dispatcher's lease), never retried here (default: 0, then fresh ones). */
+  fence?: number;
+  /** The parent of a child execution. */
+  parentId?: string;
+}
+
 /** What the run lifecycle needs from its runtime. */
 export interface RunLifecycleDeps {
   stores: Stores;
@@ -145,7 +155,9 @@ export class RunLifecycle {
     let current: ExecutionState | null = null;
     if (fence === undefined && this.startsNew(parsed)) {
       const definition = this.registry.get(parsed.workflow, parsed.version);
-      const begun = await this.bootstrapWithRetry(definition, parsed.executionId, parsed.input, true);
+      const begun = await this.bootstrapWithRetry(definition, parsed.executionId, parsed.input, {
+        run: true,
+      });
       if (begun !== 'exists') return (await begun.outcome).state;
       current = await this.loadState(parsed.executionId);
       if (current === null) throw new ExecutionAlreadyExistsError(parsed.executionId, parsed.workflow);
@@ -157,7 +169,10 @@ export class RunLifecycle {
     }
     if (current === null) {
       const definition = this.registry.get(parsed.workflow, parsed.version);
-      const begun = await this.bootstrapWithRetry(definition, parsed.executionId, parsed.input, true, fence);
+      const begun = await this.bootstrapWithRetry(definition, parsed.executionId, parsed.input, {
+        run: true,
+        fence,
+      });
       // Another caller won seq 0 and owns the run: a superseded refusal, not ours to take over.
       if (begun === 'exists') throw new ExecutionAlreadyExistsError(parsed.executionId, parsed.workflow);
       return (await begun.outcome).state;
@@ -182,15 +197,14 @@ export class RunLifecycle {
     definition: AnyWorkflow,
     executionId: string,
     input: unknown,
-    run: boolean,
-    given?: number,
-    parentId?: string,
+    how: BootstrapOptions,
   ): Promise<Bootstrapped> {
+    const given = how.fence;
     for (let attempt = 1; ; attempt++) {
       try {
         const fence =
           given ?? (attempt === 1 ? BOOTSTRAP_FENCE : await this.stores.events.acquireFence(executionId));
-        return await this.bootstrap(definition, executionId, input, run, fence, parentId);
+        return await this.bootstrap(definition, executionId, input, { ...how, fence });
       } catch (error) {
         // A caller's fence is the caller's to retry (a dispatcher allocates a new one).
         if (!(error instanceof StartFencedOutError) || attempt >= START_RETRIES || given !== undefined)
@@ -210,9 +224,7 @@ export class RunLifecycle {
     definition: AnyWorkflow,
     executionId: string,
     rawInput: unknown,
-    run: boolean,
-    fence: number,
-    parentId?: string,
+    { run, fence, parentId }: BootstrapOptions & { fence: number },
   ): Promise<Bootstrapped> {
     const input = parseWith(definition.input, rawInput, `input of workflow "${definition.name}"`, 'input');
     if (this.tenant === undefined && crossesTenant(executionId, parentId))

@@ -2,7 +2,6 @@
 import { z } from 'zod';
 import type { DestinationOptions } from './destination-shares.js';
 import type { ErrorClass } from './errors.js';
-import type { ExecutionState } from './fold.js';
 import { executionIdSchema, nameSchema } from './ids.js';
 import type { LeaseOptions } from './leases.js';
 import type { MaintenanceOptions } from './maintenance.js';
@@ -140,14 +139,7 @@ export interface StartOptions {
 /** Options of `enqueue`: those of `start`, and the queue ones (docs/queues.md). */
 export interface EnqueueOptions extends StartOptions, QueueEnqueueOptions {}
 
-/** A handle on one execution. */
-export interface WorkflowHandle<Out = unknown> {
-  readonly executionId: string;
-  /** Resolves with the output at `completed`; rejects with `ExecutionFailedError` at another terminal state. */
-  result(): Promise<Out>;
-  /** The current folded state. */
-  state(): Promise<ExecutionState | null>;
-}
+export type { WorkflowHandle } from './handles.js';
 
 export const executeRequestSchema = z.object({
   executionId: executionIdSchema,

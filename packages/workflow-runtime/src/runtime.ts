@@ -26,6 +26,7 @@ import { type Envelope, isTerminalStatus, type StartedPayload } from './events.j
 import { type FanOutResult, fanOutDepsOf, fanOutResultsOf, fanOutShardsOf } from './fan-out-runtime.js';
 import type { FanOutStore } from './fan-out-store.js';
 import type { ExecutionState } from './fold.js';
+import { handleOn, isWorkflowDefinition, type UntrustedInput } from './handles.js';
 import { assertExecutionId, assertName, newId } from './ids.js';
 import { type ListPage, type ListQuery, listExecutions } from './inspection.js';
 import { DEFAULT_LEASE_TTL_MS, ExecutionLeases } from './leases.js';
@@ -65,7 +66,15 @@ import { type ReadStreamOptions, readStream } from './stream-read.js';
 import { storesTenant } from './tenancy.js';
 import { sendUpdate, type UpdateOptions } from './update-send.js';
 import { WakeTimers } from './wake-timers.js';
-import { type AnyWorkflow, parseWith, type WorkflowDefinition, WorkflowRegistry } from './workflow.js';
+import {
+  type AnyWorkflow,
+  parseWith,
+  type SignalInput,
+  type SignalName,
+  type WorkflowDefinition,
+  type WorkflowMessages,
+  WorkflowRegistry,
+} from './workflow.js';
 
 /** How long a timer claim holds before another node may fire the timer. */
 const TIMER_CLAIM_TTL_MS = 30_000;
@@ -254,39 +263,57 @@ export class Runtime {
 
   /**
    * Start an execution and run it here, now. Resolves once seq 0 is durable; the run goes on
-   * in the background (await `handle.result()`).
+   * in the background (await `handle.result()`). The input has the workflow's input type, or
+   * is `unknown` (untrusted data such as parsed JSON): the schema validates it either way
+   * before anything is written.
    */
-  async start<In, Out, Raw>(
-    workflow: WorkflowDefinition<In, Out, Raw>,
+  start<In, Out, Raw, M extends WorkflowMessages>(
+    workflow: WorkflowDefinition<In, Out, Raw, M>,
     input: Raw,
-    options: StartOptions = {},
-  ): Promise<WorkflowHandle<Out>> {
-    return this.begin<Out>(workflow, input, options, true);
+    options?: StartOptions,
+  ): Promise<WorkflowHandle<Out, M>>;
+  start<In, Out, Raw, M extends WorkflowMessages, I>(
+    workflow: WorkflowDefinition<In, Out, Raw, M>,
+    input: UntrustedInput<I>,
+    options?: StartOptions,
+  ): Promise<WorkflowHandle<Out, M>>;
+  async start(workflow: AnyWorkflow, input: unknown, options: StartOptions = {}): Promise<WorkflowHandle> {
+    return this.begin(workflow, input, options, { run: true });
   }
 
   /**
    * Write seq 0 and leave the execution `pending` for any node's supervisor to run. With a
    * `queue`, the queue's item is written first and supervisors run it within the queue's
    * limits; a `deduplicationId` whose execution is not finished yet returns that execution's
-   * handle (docs/queues.md).
+   * handle (docs/queues.md). The input is typed or `unknown`, as for `start`.
    * @example
    * await runtime.enqueue(send, input, { queue: emails, partitionKey: tenantId, deduplicationId: 'x' });
    */
-  async enqueue<In, Out, Raw>(
-    workflow: WorkflowDefinition<In, Out, Raw>,
+  enqueue<In, Out, Raw, M extends WorkflowMessages>(
+    workflow: WorkflowDefinition<In, Out, Raw, M>,
     input: Raw,
+    options?: EnqueueOptions,
+  ): Promise<WorkflowHandle<Out, M>>;
+  enqueue<In, Out, Raw, M extends WorkflowMessages, I>(
+    workflow: WorkflowDefinition<In, Out, Raw, M>,
+    input: UntrustedInput<I>,
+    options?: EnqueueOptions,
+  ): Promise<WorkflowHandle<Out, M>>;
+  async enqueue(
+    workflow: AnyWorkflow,
+    input: unknown,
     options: EnqueueOptions = {},
-  ): Promise<WorkflowHandle<Out>> {
-    if (usesQueue(options)) return this.enqueueQueued<Out>(workflow, input, options);
-    return this.begin<Out>(workflow, input, options, false);
+  ): Promise<WorkflowHandle> {
+    if (usesQueue(options)) return this.enqueueQueued(workflow, input, options);
+    return this.begin(workflow, input, options, { run: false });
   }
 
   /** `enqueue` into a queue: the item (or the first of a duplicate), then seq 0. */
-  private async enqueueQueued<Out>(
+  private async enqueueQueued(
     workflow: AnyWorkflow,
     input: unknown,
     options: EnqueueOptions,
-  ): Promise<WorkflowHandle<Out>> {
+  ): Promise<WorkflowHandle> {
     const executionId = this.prepareStart(workflow, options);
     const definition = this.registry.get(workflow.name, workflow.version);
     const deps = {
@@ -297,9 +324,10 @@ export class Runtime {
       maxPayloadBytes: this.maxPayloadBytes,
     };
     const enqueued = await enqueueItem(deps, definition, input, executionId, options);
-    if (enqueued.created) await this.lifecycle.bootstrapWithRetry(definition, executionId, input, false);
+    if (enqueued.created)
+      await this.lifecycle.bootstrapWithRetry(definition, executionId, input, { run: false });
     else await this.startQueued(enqueued.executionId);
-    return this.handle<Out>(enqueued.executionId);
+    return this.handle(enqueued.executionId);
   }
 
   /**
@@ -311,26 +339,28 @@ export class Runtime {
     const item = await queueStoreOf(this.stores, 'startQueued').get(executionId);
     if (item === null || !this.registry.has(item.workflow, item.version)) return;
     const definition = this.registry.get(item.workflow, item.version);
-    await this.lifecycle.bootstrapWithRetry(definition, executionId, this.codec.decode(item.input), false);
+    await this.lifecycle.bootstrapWithRetry(definition, executionId, this.codec.decode(item.input), {
+      run: false,
+    });
   }
 
   /** `start` (run here when `run`) and `enqueue`: seq 0, then a handle. */
-  private async begin<Out>(
+  private async begin(
     workflow: AnyWorkflow,
     input: unknown,
     options: StartOptions,
-    run: boolean,
-  ): Promise<WorkflowHandle<Out>> {
+    { run }: { run: boolean },
+  ): Promise<WorkflowHandle> {
     const executionId = this.prepareStart(workflow, options);
     const definition = this.registry.get(workflow.name, workflow.version);
-    const begun = await this.lifecycle.bootstrapWithRetry(definition, executionId, input, run);
+    const begun = await this.lifecycle.bootstrapWithRetry(definition, executionId, input, { run });
     if (begun === 'exists' && options.strict === true)
       await this.assertSameInput(definition, executionId, input);
     // The run goes on in the background, with no caller to throw to: a store error (or any
     // other) there goes to onError, and the execution is left for recovery (adr/0033).
     if (run && begun !== 'exists')
       begun.outcome.catch((error: unknown) => this.onError(error, `run of execution "${executionId}"`));
-    return this.handle<Out>(executionId);
+    return this.handle(executionId);
   }
 
   /** A strict start of an existing id: its recorded input must be the one given (adr/0044). */
@@ -491,17 +521,31 @@ export class Runtime {
    * An accepted signal waits in the inbox for `ctx.waitForSignal`; a suspended execution
    * waiting for it is woken here. A `signalId` this execution already had is a duplicate
    * (`{ accepted: false, duplicate: true }`): nothing is written and the first send stands.
+   * Given the workflow first (`runtime.signal(order, 'order-42', 'approve', true)`), the name
+   * and payload are also checked at compile time against its declared signals.
    * @example
    * await runtime.signal('order-42', 'approve', true);
    */
-  async signal(
+  signal<In, Out, Raw, M extends WorkflowMessages, K extends SignalName<M>>(
+    workflow: WorkflowDefinition<In, Out, Raw, M>,
     executionId: string,
-    name: string,
-    payload: unknown,
-    options: SignalOptions = {},
-  ): Promise<SignalResult> {
+    name: K,
+    payload: SignalInput<M, K>,
+    options?: SignalOptions,
+  ): Promise<SignalResult>;
+  signal(executionId: string, name: string, payload: unknown, options?: SignalOptions): Promise<SignalResult>;
+  async signal(...args: unknown[]): Promise<SignalResult> {
     this.assertOpen();
-    return sendSignal(this.features, executionId, name, payload, options);
+    // Given the workflow first, the compiler checked the name and payload; the runtime checks
+    // them all the same, against the workflow the execution runs.
+    const [executionId, name, payload, options] = isWorkflowDefinition(args[0]) ? args.slice(1) : args;
+    return sendSignal(
+      this.features,
+      executionId as string,
+      name as string,
+      payload,
+      (options ?? {}) as SignalOptions,
+    );
   }
 
   /**
@@ -587,14 +631,21 @@ export class Runtime {
     return [...this.lifecycle.active.keys()];
   }
 
-  /** A handle on an execution by id (it need not exist yet). */
-  handle<Out = unknown>(executionId: string): WorkflowHandle<Out> {
-    assertExecutionId(executionId, 'handle');
-    return {
-      executionId,
-      result: () => this.result<Out>(executionId),
-      state: () => this.loadState(executionId),
-    };
+  /**
+   * A handle on an execution (it need not exist yet): `result()`, `state()` and `signal()`.
+   * Given the workflow, all three are typed by it (its output, its declared signals).
+   * @example
+   * const handle = runtime.handle(order, 'order-42');
+   * await handle.signal('approve', true);
+   * const output = await handle.result();
+   */
+  handle<In, Out, Raw, M extends WorkflowMessages>(
+    workflow: WorkflowDefinition<In, Out, Raw, M>,
+    executionId: string,
+  ): WorkflowHandle<Out, M>;
+  handle<Out = unknown>(executionId: string): WorkflowHandle<Out>;
+  handle(first: string | AnyWorkflow, second?: string): WorkflowHandle {
+    return handleOn(this, isWorkflowDefinition(first) ? second : first, 'handle');
   }
 
   /** The folded state of an execution, from its newest snapshot and the events after it; null if none. */
@@ -696,7 +747,7 @@ export class Runtime {
       closed: () => this.closed,
       takeOver: (current, fence, events) => this.lifecycle.takeOver(current, fence, events),
       startChild: (definition, childId, input, parentId) =>
-        this.lifecycle.bootstrapWithRetry(definition, childId, input, true, undefined, parentId),
+        this.lifecycle.bootstrapWithRetry(definition, childId, input, { run: true, parentId }),
       cancel: (id, reason) => this.cancel(id, reason),
       waitsForSlot: (id) => waitsForSlot(this.queuedResume(), id),
     };

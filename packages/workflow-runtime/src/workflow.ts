@@ -16,8 +16,36 @@ import { isReservedForUpdates, UPDATE_PREFIX } from './update-inbox.js';
 /** A zod schema (or anything with zod's `safeParse`). */
 export type Schema<T = unknown, In = unknown> = z.ZodType<T, In>;
 
-/** What {@link defineWorkflow} takes. */
-export interface WorkflowSpec<In, Out, Raw = In> {
+/** The payload schemas of the signals a workflow declares, by signal name. */
+export type SignalSchemas = Readonly<Record<string, Schema>>;
+
+/**
+ * The messages a workflow declares, as types: what `ctx.waitForSignal`, `runtime.signal` and
+ * typed handles check names and payloads against at compile time. One object for every kind
+ * of message, so a new kind adds a field here rather than a type parameter to every
+ * definition, context and handle. `defineWorkflow` infers it from its spec; a workflow that
+ * declares no signals has this type itself (any name, payloads `unknown`).
+ */
+export interface WorkflowMessages {
+  /** Declared signals: name to payload schema. */
+  readonly signals: SignalSchemas;
+}
+
+/** Names of the signals `M` declares (`string` when it declares none). */
+export type SignalName<M extends WorkflowMessages> = keyof M['signals'] & string;
+
+/** What `ctx.waitForSignal(name)` resolves with: the output of the declared schema. */
+export type SignalPayload<M extends WorkflowMessages, K extends SignalName<M>> = z.output<M['signals'][K]>;
+
+/** What a sender passes for signal `name`: the input of the declared schema. */
+export type SignalInput<M extends WorkflowMessages, K extends SignalName<M>> = z.input<M['signals'][K]>;
+
+/** The declared messages of a workflow definition. */
+export type MessagesOf<W> =
+  W extends WorkflowDefinition<infer _In, infer _Out, infer _Raw, infer M> ? M : never;
+
+/** What {@link defineWorkflow} takes; `S` is the type of `signals`. */
+export interface WorkflowSpec<In, Out, Raw = In, S extends SignalSchemas = SignalSchemas> {
   /** Unique name; recorded with each execution. */
   name: string;
   /** Version of the code; each execution is pinned to the version it started with (default: 1). */
@@ -31,7 +59,7 @@ export interface WorkflowSpec<In, Out, Raw = In> {
    * refuses an undeclared name or a payload that fails its schema before anything is written,
    * and `ctx.waitForSignal` parses with it unless given another (default: none accepted).
    */
-  signals?: Readonly<Record<string, Schema>>;
+  signals?: S;
   /**
    * Updates the workflow accepts, by name, with the schema of each payload: `runtime.update`
    * refuses an undeclared name or a payload that fails its schema before anything is written,
@@ -48,42 +76,53 @@ export interface WorkflowSpec<In, Out, Raw = In> {
    */
   errors?: readonly ErrorClass[];
   /** The workflow body. Every side effect belongs in `ctx.step`. */
-  run(ctx: WorkflowContext, input: In): Promise<Out>;
+  run(ctx: WorkflowContext<{ signals: S }>, input: In): Promise<Out>;
 }
 
-/** A registered workflow. `Raw` is what callers pass; `In` what `run` receives. */
-export interface WorkflowDefinition<In = unknown, Out = unknown, Raw = In> {
+/**
+ * A registered workflow. `Raw` is what callers pass; `In` what `run` receives; `M` the
+ * messages it declares (see {@link WorkflowMessages}).
+ */
+export interface WorkflowDefinition<
+  In = unknown,
+  Out = unknown,
+  Raw = In,
+  M extends WorkflowMessages = WorkflowMessages,
+> {
   readonly name: string;
   readonly version: number;
   readonly input: Schema<In, Raw>;
   readonly output: Schema<Out> | undefined;
   /** Declared signals and their payload schemas (empty when none). */
-  readonly signals: Readonly<Record<string, Schema>>;
+  readonly signals: M['signals'];
   /** Declared updates and their payload schemas (empty when none). */
   readonly updates?: Readonly<Record<string, Schema>>;
   /** Error classes the codec revives for this workflow (empty when none). */
   readonly errors?: readonly ErrorClass[];
-  run(ctx: WorkflowContext, input: In): Promise<Out>;
+  run(ctx: WorkflowContext<M>, input: In): Promise<Out>;
 }
 
 /** Any workflow definition. */
 // biome-ignore lint/suspicious/noExplicitAny: variance over user input types needs the escape hatch here only.
-export type AnyWorkflow = WorkflowDefinition<any, any, any>;
+export type AnyWorkflow = WorkflowDefinition<any, any, any, any>;
 
 /**
- * Define a workflow.
+ * Define a workflow. Its declared signals type the body's `ctx.waitForSignal` and the
+ * senders' `handle.signal`: an undeclared name or a payload of another type fails to compile.
  * @example
  * const order = defineWorkflow({
  *   name: 'order',
  *   input: z.object({ sku: z.string() }),
+ *   signals: { approve: z.boolean() },
  *   async run(ctx, input) {
- *     return ctx.step('reserve', () => reserve(input.sku));
+ *     const ok = await ctx.waitForSignal('approve', { timeoutMs: 86_400_000 }); // boolean | undefined
+ *     return ok ? ctx.step('reserve', () => reserve(input.sku)) : 'rejected';
  *   },
  * });
  */
-export function defineWorkflow<In, Out, Raw = In>(
-  spec: WorkflowSpec<In, Out, Raw>,
-): WorkflowDefinition<In, Out, Raw> {
+export function defineWorkflow<In, Out, Raw = In, S extends SignalSchemas = SignalSchemas>(
+  spec: WorkflowSpec<In, Out, Raw, S>,
+): WorkflowDefinition<In, Out, Raw, { signals: S }> {
   if (typeof spec.name !== 'string' || spec.name.length === 0) {
     throw new TypeError('defineWorkflow: name must be a non-empty string');
   }
@@ -98,7 +137,8 @@ export function defineWorkflow<In, Out, Raw = In>(
   }
   if (typeof spec.run !== 'function')
     throw new TypeError(`defineWorkflow("${spec.name}"): run must be a function`);
-  const signals = checkedMessages(spec.name, 'signal', spec.signals);
+  // No `signals` given: S is its default, the open map, and an empty one is an instance of it.
+  const signals = checkedMessages(spec.name, 'signal', spec.signals) as S;
   const updates = checkedMessages(spec.name, 'update', spec.updates);
   const errors = Object.freeze(checkedErrorClasses(spec.errors ?? [], `defineWorkflow("${spec.name}")`));
   return Object.freeze({
@@ -138,7 +178,7 @@ function checkedMessages(
  * what every object inherits.
  */
 export function declaredSignal(workflow: AnyWorkflow, name: string): Schema | undefined {
-  const signals = workflow.signals as Readonly<Record<string, Schema>> | undefined;
+  const signals: SignalSchemas | undefined = workflow.signals;
   return signals !== undefined && Object.hasOwn(signals, name) ? signals[name] : undefined;
 }
 

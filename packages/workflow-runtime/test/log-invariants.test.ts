@@ -293,6 +293,7 @@ describe.each(backings)('log invariants (%s store)', (_, open) => {
       const careless = defineWorkflow({
         name: 'careless',
         input: z.null(),
+        // @ts-expect-error: a symbol is not recordable; an untyped caller meets the codec's refusal
         run: (ctx) => ctx.step('produce', () => Symbol('not data')),
       });
       const runtime = h.runtime({ stores, workflows: [careless] });

@@ -87,7 +87,7 @@ describe.each(backings)('unrecordable values (%s store)', (_, open) => {
       if (cause !== undefined) expect((serialization.cause as Error).message).toBe((cause as Error).message);
       const log = await runtime.history('produces');
       expect(types(log)).toEqual(['EXECUTION_STARTED', 'STEP_STARTED', 'STEP_FAILED', 'EXECUTION_COMPLETED']);
-      const failed = log[2] as Envelope<{ retryAt?: number; error: Error }>;
+      const failed = log[2] as Envelope<'STEP_FAILED'>;
       expect(failed.payload.retryAt).toBeUndefined();
       expect(failed.payload.error).toBeInstanceOf(SerializationError);
     },
@@ -238,7 +238,7 @@ describe.each(backings)('unrecordable values (%s store)', (_, open) => {
     });
     const log = await runtime.history('huge');
     expect(types(log)).toEqual(['EXECUTION_STARTED', 'STEP_STARTED', 'STEP_FAILED', 'EXECUTION_COMPLETED']);
-    expect((log[2] as Envelope<{ error: Error }>).payload.error.message).toBe(
+    expect(((log[2] as Envelope<'STEP_FAILED'>).payload.error as Error).message).toBe(
       `${'x'.repeat(250)}… (cut to fit the log)`,
     );
   });

@@ -61,7 +61,7 @@ FROM moved CROSS JOIN (VALUES ${valuesRows(count, 6)}) AS v (ord, envelope_id, t
 // The command tag counts the head row: 1 when the events were written. An enqueue (the head
 // left `pending`) also sends the execution id on the pending wake-up channel ($5), delivered
 // at commit and only if the statement commits.
-function startText(count: number, notify: boolean): string {
+function startText(count: number, { notify }: { notify: boolean }): string {
   const notified = notify ? ',\nnotified AS (\n  SELECT pg_notify($5, $1)\n)' : '';
   const after = notify ? ' CROSS JOIN (SELECT count(*) FROM notified) z' : '';
   return `
@@ -138,9 +138,10 @@ export function startAppendQuery(
   pendingChannel: string,
 ): Query {
   const head = [request.executionId, request.workflow, status, request.fence];
-  if (status !== 'pending') return shortQuery('start', (count) => startText(count, false), request, head);
+  if (status !== 'pending')
+    return shortQuery('start', (count) => startText(count, { notify: false }), request, head);
   head.push(pendingChannel);
-  return shortQuery('enqueue', (count) => startText(count, true), request, head);
+  return shortQuery('enqueue', (count) => startText(count, { notify: true }), request, head);
 }
 
 /** A request for a short statement, with what that statement assumes of the head. */

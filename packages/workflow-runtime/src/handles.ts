@@ -1,0 +1,67 @@
+/**
+ * Handles on one execution, typed by its workflow: `result()` gives its output type, `state()`
+ * an `ExecutionState<Out>`, and `signal(name, payload)` takes only the names and payload types
+ * the workflow declares (adr/0048). The runtime still checks every call, for untyped callers.
+ */
+import type { ExecutionState } from './fold.js';
+import { assertExecutionId } from './ids.js';
+import type { SignalOptions, SignalResult } from './signal-send.js';
+import type { AnyWorkflow, SignalInput, SignalName, WorkflowMessages } from './workflow.js';
+
+/** A handle on one execution; `Out` and `M` come from its workflow when the handle is typed. */
+export interface WorkflowHandle<Out = unknown, M extends WorkflowMessages = WorkflowMessages> {
+  readonly executionId: string;
+  /** Resolves with the output at `completed`; rejects with `ExecutionFailedError` at another terminal state. */
+  result(): Promise<Out>;
+  /** The current folded state; null while the execution does not exist. */
+  state(): Promise<ExecutionState<Out> | null>;
+  /**
+   * Send signal `name` to this execution: `runtime.signal(executionId, name, payload, options)`,
+   * with the name and payload checked against the workflow's declared signals at compile time.
+   */
+  signal<K extends SignalName<M>>(
+    name: K,
+    payload: SignalInput<M, K>,
+    options?: SignalOptions,
+  ): Promise<SignalResult>;
+}
+
+/** What a handle calls: a runtime or a client. */
+export interface HandleSource {
+  result<Out>(executionId: string): Promise<Out>;
+  loadState(executionId: string): Promise<ExecutionState | null>;
+  signal(executionId: string, name: string, payload: unknown, options?: SignalOptions): Promise<SignalResult>;
+}
+
+/** A handle on `executionId` over `source` (the id is checked here; it need not exist yet). */
+export function handleOn<Out, M extends WorkflowMessages>(
+  source: HandleSource,
+  executionId: unknown,
+  where: string,
+): WorkflowHandle<Out, M> {
+  assertExecutionId(executionId, where);
+  return {
+    executionId,
+    result: () => source.result<Out>(executionId),
+    // The output was recorded by this workflow's body (and its output schema, if any).
+    state: () => source.loadState(executionId) as Promise<ExecutionState<Out> | null>,
+    signal: (name, payload, options) => source.signal(executionId, name, payload, options),
+  };
+}
+
+/**
+ * An input whose static type is `unknown` (or `any`): untrusted data such as parsed JSON, which
+ * `start` and `enqueue` validate with the workflow's schema before anything is written. An
+ * input of a known type matches `never` here, so it must be the workflow's input type.
+ */
+export type UntrustedInput<I> = unknown extends I ? I : never;
+
+/** True for a workflow definition (what `defineWorkflow` returns), told apart from an id. */
+export function isWorkflowDefinition(value: unknown): value is AnyWorkflow {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as { name?: unknown }).name === 'string' &&
+    typeof (value as { run?: unknown }).run === 'function'
+  );
+}
