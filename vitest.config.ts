@@ -7,9 +7,14 @@ const packagesDir = fileURLToPath(new URL('./packages/', import.meta.url));
 const packages = readdirSync(packagesDir, { withFileTypes: true })
   .filter((entry) => entry.isDirectory())
   .map((entry) => entry.name);
-const alias = Object.fromEntries(
-  packages.map((name) => [`@skein/${name}`, `${packagesDir}${name}/src/index.ts`]),
-);
+// The subpaths first: `@skein/workflow-runtime/spi` is src/index-spi.ts.
+const alias = [
+  ...['spi', 'internal'].map((entry) => ({
+    find: `@skein/workflow-runtime/${entry}`,
+    replacement: `${packagesDir}workflow-runtime/src/index-${entry}.ts`,
+  })),
+  ...packages.map((name) => ({ find: `@skein/${name}`, replacement: `${packagesDir}${name}/src/index.ts` })),
+];
 
 export default defineConfig({
   resolve: { alias },
@@ -28,7 +33,13 @@ export default defineConfig({
         extends: true as const,
         test: { name, include: [`packages/${name}/test/**/*.test.ts`] },
       })),
-      { extends: true, test: { name: 'examples', include: ['examples/**/*.test.ts', 'bench/**/*.test.ts'] } },
+      {
+        extends: true,
+        test: {
+          name: 'examples',
+          include: ['examples/**/*.test.ts', 'bench/**/*.test.ts', 'scripts/**/*.test.ts'],
+        },
+      },
       // Broker-wide cases (rabbitmqctl stop_app) cut every connection: they run alone, after the rest.
       {
         resolve: { alias },

@@ -8,13 +8,11 @@ import {
   ExecutionNotFoundError,
   type ExecutionState,
   type ExecutionStatus,
-  listExecutions,
   loadState,
   readHistory,
   type Stores,
-  toEnvelope,
-  WorkflowRegistry,
 } from '@skein/workflow-runtime';
+import { listExecutions, toEnvelope, WorkflowRegistry } from '@skein/workflow-runtime/internal';
 import { buildTimeline, errorText, type Timeline } from './timeline.js';
 
 /** A filter and page of executions. */

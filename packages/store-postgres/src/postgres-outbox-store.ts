@@ -3,21 +3,20 @@
  * with `FOR UPDATE SKIP LOCKED`, so claimers on many machines take disjoint deliveries. The
  * event store writes an append's messages inside the append statement itself (O1).
  */
+import { InvalidInputError, type OutboxStore } from '@skein/workflow-runtime';
+import { newId } from '@skein/workflow-runtime/internal';
 import {
   type ClaimDeliveriesOptions,
   type ClaimedDelivery,
   checkClaimOptions,
   checkOutboxMessages,
   DEFAULT_MAX_DELIVERY_ATTEMPTS,
-  InvalidInputError,
   type ListDeliveriesQuery,
-  newId,
   type OutboxDelivery,
   type OutboxMessage,
-  type OutboxStore,
   type RescheduleOptions,
   type RescheduleOutcome,
-} from '@skein/workflow-runtime';
+} from '@skein/workflow-runtime/spi';
 import type { Database } from './database.js';
 import { isUniqueViolation } from './errors.js';
 import { refuseNul } from './nul-text.js';

@@ -13,7 +13,7 @@ import {
   type QueueItem,
   type QueueItemState,
   type QueueStore,
-} from '@skein/workflow-runtime';
+} from '@skein/workflow-runtime/spi';
 import type pg from 'pg';
 import type { Database, Query } from './database.js';
 import { hasNul, refuseNul } from './nul-text.js';

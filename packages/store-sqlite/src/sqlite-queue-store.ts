@@ -12,7 +12,7 @@ import {
   type QueueItem,
   type QueueItemState,
   type QueueStore,
-} from '@skein/workflow-runtime';
+} from '@skein/workflow-runtime/spi';
 import type Database from 'better-sqlite3';
 
 type Db = Database.Database;

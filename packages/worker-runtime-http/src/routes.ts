@@ -3,7 +3,7 @@
  * request target names, and what each one answers.
  */
 import type { Runtime } from '@skein/workflow-runtime';
-import { decode, encode } from '@skein/workflow-runtime';
+import { decode, encode } from '@skein/workflow-runtime/internal';
 import type { z } from 'zod';
 import { wireExecutionId } from './execution-id.js';
 import { type Answer, failureAnswer } from './failure-answer.js';

@@ -7,13 +7,8 @@
  * and settle leaves its claims to lapse; they are published again (O3: at least once).
  */
 import { messageOf, type PublishOutcome, type Transport } from '@skein/worker-runtime';
-import {
-  type ClaimedDelivery,
-  DEFAULT_MAX_DELIVERY_ATTEMPTS,
-  InvalidInputError,
-  type OutboxStore,
-  type Stores,
-} from '@skein/workflow-runtime';
+import { InvalidInputError, type OutboxStore, type Stores } from '@skein/workflow-runtime';
+import { type ClaimedDelivery, DEFAULT_MAX_DELIVERY_ATTEMPTS } from '@skein/workflow-runtime/spi';
 import { OutboxMissingError, TransportClosedError } from './errors.js';
 import { WAKEUP_CHANNEL_OUTBOX } from './store-transport.js';
 import type { WakeupSource } from './supervisor-wakeups.js';

@@ -5,18 +5,18 @@
  * timers and recovers executions whose lease expired (adr/0006).
  */
 import { isSupersededRefusal, type Subscription, type Transport } from '@skein/worker-runtime';
+import { InvalidInputError, type Runtime, type Stores } from '@skein/workflow-runtime';
+import {
+  executionLeaseKey,
+  leaseExpired,
+  optionalPositiveMs,
+  walkExecutions,
+} from '@skein/workflow-runtime/internal';
 import {
   EXECUTION_PENDING_TOPIC,
   type ExecutionPendingPayload,
   type ExecutionSummary,
-  executionLeaseKey,
-  InvalidInputError,
-  leaseExpired,
-  optionalPositiveMs,
-  type Runtime,
-  type Stores,
-  walkExecutions,
-} from '@skein/workflow-runtime';
+} from '@skein/workflow-runtime/spi';
 import { SupervisorTickError } from './errors.js';
 import { QueueClaims } from './queue-claims.js';
 import { SupervisorWakeups, type WakeupSource } from './supervisor-wakeups.js';

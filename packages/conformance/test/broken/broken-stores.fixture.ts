@@ -3,12 +3,8 @@
  * which cases failed. The memory stores run as the control: every case must pass on them.
  */
 import { eventStoreSuite, outboxStoreSuite, queueStoreSuite, signalStoreSuite } from '@skein/conformance';
-import {
-  MemoryEventStore,
-  MemoryQueueStore,
-  MemorySignalStore,
-  openMemoryStores,
-} from '@skein/workflow-runtime';
+import { openMemoryStores } from '@skein/workflow-runtime';
+import { MemoryEventStore, MemoryQueueStore, MemorySignalStore } from '@skein/workflow-runtime/spi';
 import {
   brokenEventStores,
   brokenOutboxes,
