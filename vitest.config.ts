@@ -4,14 +4,21 @@ import { defineConfig } from 'vitest/config';
 
 const packagesDir = fileURLToPath(new URL('./packages/', import.meta.url));
 // Tests import every package from its source, so `pnpm test` needs no build step.
-const alias = Object.fromEntries(
-  readdirSync(packagesDir).map((name) => [`@skein/${name}`, `${packagesDir}${name}/src/index.ts`]),
-);
+const packages = readdirSync(packagesDir, { withFileTypes: true })
+  .filter((entry) => entry.isDirectory())
+  .map((entry) => entry.name);
+// The subpaths first: `@skein/workflow-runtime/spi` is src/index-spi.ts.
+const alias = [
+  ...['spi', 'internal'].map((entry) => ({
+    find: `@skein/workflow-runtime/${entry}`,
+    replacement: `${packagesDir}workflow-runtime/src/index-${entry}.ts`,
+  })),
+  ...packages.map((name) => ({ find: `@skein/${name}`, replacement: `${packagesDir}${name}/src/index.ts` })),
+];
 
 export default defineConfig({
   resolve: { alias },
   test: {
-    include: ['packages/*/test/**/*.test.ts', 'examples/**/*.test.ts', 'bench/**/*.test.ts'],
     exclude: ['**/node_modules/**', '**/*.alone.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
@@ -19,8 +26,20 @@ export default defineConfig({
     // Under CI the run also writes a JSON summary that .ci/run turns into its closing line.
     reporters: process.env.CI ? ['default', 'json'] : ['default'],
     outputFile: process.env.CI ? { json: '.ci-results.json' } : undefined,
+    // One project per package (`pnpm --filter @skein/<name> test` runs its own), one for the
+    // examples and the bench, and the broker-wide cases that run alone.
     projects: [
-      { extends: true, test: { name: 'default' } },
+      ...packages.map((name) => ({
+        extends: true as const,
+        test: { name, include: [`packages/${name}/test/**/*.test.ts`] },
+      })),
+      {
+        extends: true,
+        test: {
+          name: 'examples',
+          include: ['examples/**/*.test.ts', 'bench/**/*.test.ts', 'scripts/**/*.test.ts'],
+        },
+      },
       // Broker-wide cases (rabbitmqctl stop_app) cut every connection: they run alone, after the rest.
       {
         resolve: { alias },

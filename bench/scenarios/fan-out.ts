@@ -15,14 +15,9 @@ import { AmqpTransport } from '@skein/broker-amqp';
 import { openPostgresStores } from '@skein/store-postgres';
 import { openSqliteStores } from '@skein/store-sqlite';
 import { OutboxPublisher } from '@skein/worker-runtime-local';
-import {
-  chunkReadyTopic,
-  createFanOut,
-  createRuntime,
-  type FanOutPlan,
-  type FanOutStore,
-  fanOutSettled,
-} from '@skein/workflow-runtime';
+import { createRuntime, type FanOutStore } from '@skein/workflow-runtime';
+import { createFanOut, fanOutSettled } from '@skein/workflow-runtime/internal';
+import { chunkReadyTopic, type FanOutPlan } from '@skein/workflow-runtime/spi';
 import pg from 'pg';
 import { Connection } from 'rabbitmq-client';
 import { nowMs, throughput } from '../measure.js';

@@ -11,14 +11,9 @@ import { AmqpTransport, retryCeilings, topologyOf } from '@skein/broker-amqp';
 import { openPostgresStores } from '@skein/store-postgres';
 import { openSqliteStores } from '@skein/store-sqlite';
 import { OutboxPublisher } from '@skein/worker-runtime-local';
-import {
-  createRuntime,
-  defineWorkflow,
-  EXECUTION_PENDING_TOPIC,
-  newId,
-  type OutboxMessage,
-  type OutboxStore,
-} from '@skein/workflow-runtime';
+import { createRuntime, defineWorkflow, type OutboxStore } from '@skein/workflow-runtime';
+import { newId } from '@skein/workflow-runtime/internal';
+import { EXECUTION_PENDING_TOPIC, type OutboxMessage } from '@skein/workflow-runtime/spi';
 import pg from 'pg';
 import { Connection } from 'rabbitmq-client';
 import { z } from 'zod';

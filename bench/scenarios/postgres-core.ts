@@ -5,7 +5,9 @@
  */
 import { openPostgresStores, type PostgresStores } from '@skein/store-postgres';
 import { Supervisor } from '@skein/worker-runtime-local';
-import { type AppendRequest, createRuntime, newId, type Runtime } from '@skein/workflow-runtime';
+import { createRuntime, type Runtime } from '@skein/workflow-runtime';
+import { newId } from '@skein/workflow-runtime/internal';
+import type { AppendRequest } from '@skein/workflow-runtime/spi';
 import pg from 'pg';
 import { stepsWorkflow as steps } from '../engines/skein.js';
 import { interleaved, median, nowMs, percentile, sequential, throughput } from '../measure.js';

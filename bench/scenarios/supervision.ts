@@ -10,11 +10,11 @@ import { leaseExpired, Supervisor } from '@skein/worker-runtime-local';
 import {
   createRuntime,
   defineWorkflow,
-  executionLeaseKey,
   type Runtime,
   recoverAbandoned,
   type Stores,
 } from '@skein/workflow-runtime';
+import { executionLeaseKey } from '@skein/workflow-runtime/internal';
 import { z } from 'zod';
 import { median, nowMs, percentile, throughput } from '../measure.js';
 import type { Row } from '../report.js';

@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { AmqpTransport } from '@skein/broker-amqp';
 import { openSqliteStores } from '@skein/store-sqlite';
 import { OutboxPublisher } from '@skein/worker-runtime-local';
-import { newId, type OutboxMessage } from '@skein/workflow-runtime';
+import { newId } from '@skein/workflow-runtime/internal';
+import type { OutboxMessage } from '@skein/workflow-runtime/spi';
 import { describe, expect, it } from 'vitest';
 import { AMQP_URL, closeConnectionsNamed, rabbitmqctl, TEST_RETRY, whenAmqp } from './support/amqp.js';
 

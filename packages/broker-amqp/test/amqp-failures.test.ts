@@ -6,7 +6,7 @@
  * nothing committed lost, nothing uncommitted published (`support/relay.ts`).
  */
 import { OutboxPublisher } from '@skein/worker-runtime-local';
-import { newId } from '@skein/workflow-runtime';
+import { newId } from '@skein/workflow-runtime/internal';
 import { describe, expect, it } from 'vitest';
 import { exited, spawnScript } from '../../worker-runtime-local/test/support/spawn.js';
 import {

@@ -8,14 +8,16 @@ import {
   ExecutionNotFoundError,
   type ExecutionState,
   type ExecutionStatus,
-  listExecutions,
   loadState,
   readHistory,
   type Stores,
+} from '@skein/workflow-runtime';
+import {
+  listExecutions,
   standingBlockage,
   toEnvelope,
   WorkflowRegistry,
-} from '@skein/workflow-runtime';
+} from '@skein/workflow-runtime/internal';
 import { buildTimeline, errorText, type Timeline } from './timeline.js';
 
 /** A filter and page of executions. */

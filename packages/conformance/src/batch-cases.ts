@@ -3,12 +3,12 @@
  * outcome; one execution's stale fence or duplicate never fails another's write.
  */
 import {
-  type AppendRequest,
   DuplicateEnvelopeIdError,
   DuplicateSequenceError,
   type EventStore,
   StaleFenceError,
 } from '@skein/workflow-runtime';
+import type { AppendRequest } from '@skein/workflow-runtime/spi';
 import { expect, it } from 'vitest';
 import { appendOf, draft, drafts, start, typesOf } from './drafts.js';
 import type { EventStoreSuiteOptions } from './event-store-suite.js';

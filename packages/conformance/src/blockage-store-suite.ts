@@ -2,7 +2,8 @@
  * `blockageStoreSuite`: one row per execution; recording at the row's seq counts an attempt
  * and keeps `since`, recording at another seq starts over (adr/0058).
  */
-import type { BlockageFailure, BlockageStore } from '@skein/workflow-runtime';
+import type { BlockageStore } from '@skein/workflow-runtime';
+import type { BlockageFailure } from '@skein/workflow-runtime/spi';
 import { describe, expect, it } from 'vitest';
 import { type StoresWith, withStores } from './harness.js';
 

@@ -1,5 +1,6 @@
 /** Builders of append requests for the event-store suites. */
-import type { AppendRequest, EventDraft, EventStore, EventType } from '@skein/workflow-runtime';
+import type { EventStore, EventType } from '@skein/workflow-runtime';
+import type { AppendRequest, EventDraft } from '@skein/workflow-runtime/spi';
 
 const run = Math.random().toString(36).slice(2, 10);
 let counter = 0;

@@ -2,7 +2,8 @@
  * The fan-out cases of creation and dispatch (F1, F2, placement): the creation lease, the
  * idempotent seed, the plan check, and dispatch only once the cursor covers the plan.
  */
-import { ErrorCodes, INITIAL_WRITE_EPOCH } from '@skein/workflow-runtime';
+import { ErrorCodes } from '@skein/workflow-runtime';
+import { INITIAL_WRITE_EPOCH } from '@skein/workflow-runtime/spi';
 import { describe, expect, it } from 'vitest';
 import {
   chunkMessages,

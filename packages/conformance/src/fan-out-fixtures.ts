@@ -1,15 +1,14 @@
 /** What the fan-out cases share: the stores under test, a plan, and seeding a whole plan. */
+import type { FanOutStore, OutboxStore } from '@skein/workflow-runtime';
 import {
   type ChunkClaim,
   type ChunkClaimRef,
   type ChunkReadyPayload,
   FANOUT_CHUNK_READY_TOPIC,
   type FanOutPlan,
-  type FanOutStore,
   INITIAL_WRITE_EPOCH,
   type ItemResult,
-  type OutboxStore,
-} from '@skein/workflow-runtime';
+} from '@skein/workflow-runtime/spi';
 import { expect } from 'vitest';
 
 /** The stores a fan-out case needs: the fan-out tables and the outbox they write to. */

@@ -1,11 +1,6 @@
 /** The execution index: `getExecution`, `listExecutions` filters and cursor paging, statuses. */
-import {
-  type EventStore,
-  type EventType,
-  type ExecutionStatus,
-  type ListExecutionsQuery,
-  statusAfter,
-} from '@skein/workflow-runtime';
+import type { EventStore, EventType, ExecutionStatus } from '@skein/workflow-runtime';
+import { type ListExecutionsQuery, statusAfter } from '@skein/workflow-runtime/spi';
 import { expect, it } from 'vitest';
 import { appendOf, draft, start } from './drafts.js';
 import type { EventStoreSuiteOptions } from './event-store-suite.js';

@@ -3,7 +3,9 @@
  * ledger rows, and nothing else: a pending delivery (it has not left yet) and a retired one
  * (its diagnostic is what an operator reads) are kept whatever their age.
  */
-import { newId, type OutboxMessage, type OutboxStore, type Stores } from '@skein/workflow-runtime';
+import type { OutboxStore, Stores } from '@skein/workflow-runtime';
+import { newId } from '@skein/workflow-runtime/internal';
+import type { OutboxMessage } from '@skein/workflow-runtime/spi';
 import { expect, it } from 'vitest';
 import { rejectionOf } from './harness.js';
 

@@ -4,13 +4,9 @@
  * the current token settles; a lapsed claim comes back; a delivery that keeps failing is
  * retired with a diagnostic and stays readable.
  */
-import {
-  type AppendRequest,
-  newId,
-  type OutboxMessage,
-  type OutboxStore,
-  type Stores,
-} from '@skein/workflow-runtime';
+import type { OutboxStore, Stores } from '@skein/workflow-runtime';
+import { newId } from '@skein/workflow-runtime/internal';
+import type { AppendRequest, OutboxMessage } from '@skein/workflow-runtime/spi';
 import { describe, expect, it } from 'vitest';
 import { draft } from './drafts.js';
 import { rejectionOf, type StoresWith, withStores } from './harness.js';

@@ -1,10 +1,6 @@
 /** L7 at the store: the payload size limit, and odd text that must round-trip exactly. */
-import {
-  DEFAULT_MAX_PAYLOAD_BYTES,
-  type EventStore,
-  encode,
-  PayloadTooLargeError,
-} from '@skein/workflow-runtime';
+import { DEFAULT_MAX_PAYLOAD_BYTES, type EventStore, PayloadTooLargeError } from '@skein/workflow-runtime';
+import { encode } from '@skein/workflow-runtime/internal';
 import { expect, it } from 'vitest';
 import { appendOf, draft, start, typesOf } from './drafts.js';
 import type { EventStoreSuiteOptions } from './event-store-suite.js';

@@ -3,7 +3,7 @@
  * per partition, rate), round-robin partitions, priority, deduplication, delays, suspension.
  * Time always comes from the caller.
  */
-import type { QueueItem, QueueLimits, QueueStore } from '@skein/workflow-runtime';
+import type { QueueItem, QueueLimits, QueueStore } from '@skein/workflow-runtime/spi';
 import { describe, expect, it } from 'vitest';
 import { withStores } from './harness.js';
 

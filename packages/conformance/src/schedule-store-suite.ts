@@ -1,5 +1,6 @@
 /** `scheduleStoreSuite`: schedule state rows written compare-and-set on their revision. */
-import type { ScheduleState, ScheduleStore } from '@skein/workflow-runtime';
+import type { ScheduleState } from '@skein/workflow-runtime';
+import type { ScheduleStore } from '@skein/workflow-runtime/spi';
 import { describe, expect, it } from 'vitest';
 import { withStores } from './harness.js';
 

@@ -2,7 +2,8 @@
  * `signalStoreSuite`: the signal inbox keeps signals per execution, in send order, once per
  * (execution, signal id); reads are filtered and bounded; the inbox of an execution is bounded.
  */
-import { DEFAULT_PENDING_LIMIT, InvalidInputError, type Signal } from '@skein/workflow-runtime';
+import { InvalidInputError } from '@skein/workflow-runtime';
+import { DEFAULT_PENDING_LIMIT, type Signal } from '@skein/workflow-runtime/spi';
 import { describe, expect, it } from 'vitest';
 import { rejectionOf, type SuiteOptions, withStores } from './harness.js';
 

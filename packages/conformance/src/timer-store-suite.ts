@@ -1,5 +1,6 @@
 /** `timerStoreSuite`: durable timers are claimed oldest first, exactly once, until the claim lapses. */
-import type { Timer, TimerStore } from '@skein/workflow-runtime';
+import type { TimerStore } from '@skein/workflow-runtime';
+import type { Timer } from '@skein/workflow-runtime/spi';
 import { describe, expect, it } from 'vitest';
 import { start } from './drafts.js';
 import { type SuiteOptions, withStores } from './harness.js';

@@ -6,7 +6,9 @@
  * keeps failing ends in quarantine with its reason.
  */
 import type { Transport, TransportMessage } from '@skein/worker-runtime';
-import { newId, type OutboxMessage, type OutboxStore } from '@skein/workflow-runtime';
+import type { OutboxStore } from '@skein/workflow-runtime';
+import { newId } from '@skein/workflow-runtime/internal';
+import type { OutboxMessage } from '@skein/workflow-runtime/spi';
 import { describe, expect, it } from 'vitest';
 import { withStores } from './harness.js';
 

@@ -6,7 +6,7 @@
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { parseWith } from '@skein/workflow-runtime';
+import { parseWith } from '@skein/workflow-runtime/internal';
 import { z } from 'zod';
 import { sha256Hex } from './artifact.js';
 import { evaluatorContract } from './contract.js';

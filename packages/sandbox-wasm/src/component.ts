@@ -4,7 +4,7 @@
  * same artifact again (from any path) reuses the compiled modules.
  */
 import { resolve } from 'node:path';
-import { parseWith } from '@skein/workflow-runtime';
+import { parseWith } from '@skein/workflow-runtime/internal';
 import { z } from 'zod';
 import { readArtifact } from './artifact.js';
 import { evaluatorContract, type SandboxContract } from './contract.js';

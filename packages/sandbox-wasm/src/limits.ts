@@ -1,5 +1,5 @@
 /** Per-invocation limits: what one call of a guest may use before it is stopped. */
-import { parseWith } from '@skein/workflow-runtime';
+import { parseWith } from '@skein/workflow-runtime/internal';
 import { z } from 'zod';
 import { WASM_PAGE_BYTES } from './instrument.js';
 

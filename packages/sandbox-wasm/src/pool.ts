@@ -5,7 +5,7 @@
  */
 import { availableParallelism } from 'node:os';
 import type { Worker } from 'node:worker_threads';
-import { parseWith } from '@skein/workflow-runtime';
+import { parseWith } from '@skein/workflow-runtime/internal';
 import { z } from 'zod';
 import { SandboxComponent } from './component.js';
 import { SandboxPoolClosedError, SandboxTimeoutError, SandboxTrapError, sandboxErrorFrom } from './errors.js';

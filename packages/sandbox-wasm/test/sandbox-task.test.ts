@@ -5,13 +5,8 @@
  */
 import { SandboxErrorCodes, SandboxPool } from '@skein/sandbox-wasm';
 import { FanOutWorker, StoreTransport } from '@skein/worker-runtime-local';
-import {
-  createFanOut,
-  defineTask,
-  fanOutSettled,
-  openMemoryStores,
-  summarizeFanOut,
-} from '@skein/workflow-runtime';
+import { defineTask, openMemoryStores } from '@skein/workflow-runtime';
+import { createFanOut, fanOutSettled, summarizeFanOut } from '@skein/workflow-runtime/internal';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { testEvaluator } from './support/pool.js';

@@ -3,18 +3,20 @@
  * the one-statement append, then the refusal mapped to exactly the error `checkAppend` raises.
  */
 import {
-  type AppendRequest,
-  type AppendResult,
-  checkAppend,
   DuplicateEnvelopeIdError,
   DuplicateSequenceError,
   ExecutionAlreadyExistsError,
-  type ExecutionHead,
   type ExecutionStatus,
   InvalidAppendError,
   StorageWriteError,
-  statusAfter,
 } from '@skein/workflow-runtime';
+import {
+  type AppendRequest,
+  type AppendResult,
+  checkAppend,
+  type ExecutionHead,
+  statusAfter,
+} from '@skein/workflow-runtime/spi';
 import type { Database, Query } from './database.js';
 import {
   isUniqueViolation,

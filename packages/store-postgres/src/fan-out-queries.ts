@@ -1,5 +1,5 @@
 /** The fan-out tables' statements (migration 0011), one query per function. */
-import type { ChunkRecord, FanOutRecord, ItemRecord, Placement } from '@skein/workflow-runtime';
+import type { ChunkRecord, FanOutRecord, ItemRecord, Placement } from '@skein/workflow-runtime/spi';
 import type { Query } from './database.js';
 
 const FAN_OUT_COLUMNS =

@@ -4,7 +4,7 @@
  * The event store uses it to pick the short append statements; the statements check what
  * they rely on, so a stale hint costs a round trip, never correctness.
  */
-import type { AppendResult } from '@skein/workflow-runtime';
+import type { AppendResult } from '@skein/workflow-runtime/spi';
 
 /** How many executions' hints an event store keeps (the least recently written go first). */
 export const HEAD_HINTS = 10_000;

@@ -1,5 +1,5 @@
 /** The outbox's statements (migration 0010), one query per function. */
-import type { AppendRequest, OutboxMessage } from '@skein/workflow-runtime';
+import type { AppendRequest, OutboxMessage } from '@skein/workflow-runtime/spi';
 import type { Query } from './database.js';
 
 const DELIVERY_COLUMNS =

@@ -2,7 +2,8 @@
  * {@link BlockageStore} on PostgreSQL: one row per execution, recorded in one upsert. Text
  * holding U+0000 is refused with `NulInTextError` by `record`; an id holding it has no row.
  */
-import type { Blockage, BlockageFailure, BlockageStore } from '@skein/workflow-runtime';
+import type { BlockageStore } from '@skein/workflow-runtime';
+import type { Blockage, BlockageFailure } from '@skein/workflow-runtime/spi';
 import type { Database, Query } from './database.js';
 import { hasNul, refuseNul } from './nul-text.js';
 

@@ -1,18 +1,16 @@
 /** {@link EventStore} on PostgreSQL: every call is one statement on a pooled connection. */
+import { type EventStore, isTerminalStatus, StorageWriteError } from '@skein/workflow-runtime';
 import {
   type AppendRequest,
   type AppendResult,
   decodeCursor,
-  type EventStore,
   type ExecutionPage,
   type ExecutionSummary,
   encodeCursor,
-  isTerminalStatus,
   type ListExecutionsQuery,
   listLimit,
-  StorageWriteError,
   type StoredEvent,
-} from '@skein/workflow-runtime';
+} from '@skein/workflow-runtime/spi';
 import { appendEvents } from './append.js';
 import type { Database, Query } from './database.js';
 import { NulInTextError, StoreClosedError } from './errors.js';

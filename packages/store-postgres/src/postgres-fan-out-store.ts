@@ -7,6 +7,7 @@
  * seeders racing on a new row: the loser's insert finds the row taken and the call runs again,
  * now seeing it. Text holding U+0000 is refused with `NulInTextError` before anything is sent.
  */
+import type { FanOutStore } from '@skein/workflow-runtime';
 import {
   type ChunkClaimRef,
   type ChunkRecord,
@@ -34,7 +35,6 @@ import {
   type FanOutCounts,
   type FanOutPlan,
   type FanOutRecord,
-  type FanOutStore,
   holdsCreation,
   type ItemRecord,
   type ItemResult,
@@ -49,7 +49,7 @@ import {
   type ReleaseOutcome,
   type SeedOutcome,
   sameSeed,
-} from '@skein/workflow-runtime';
+} from '@skein/workflow-runtime/spi';
 import type pg from 'pg';
 import type { Database, Query } from './database.js';
 import {

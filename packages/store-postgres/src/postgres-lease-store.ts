@@ -3,7 +3,8 @@
  * A key or owner holding U+0000 is refused with `NulInTextError` by `claim` (it would be stored);
  * elsewhere it matches no lease.
  */
-import type { Lease, LeaseStore } from '@skein/workflow-runtime';
+import type { LeaseStore } from '@skein/workflow-runtime';
+import type { Lease } from '@skein/workflow-runtime/spi';
 import type { Database, Query } from './database.js';
 import { hasNul, refuseNul } from './nul-text.js';
 

@@ -3,6 +3,8 @@
  * with `FOR UPDATE SKIP LOCKED`, so claimers on many machines take disjoint deliveries. The
  * event store writes an append's messages inside the append statement itself (O1).
  */
+import { InvalidInputError, type OutboxStore } from '@skein/workflow-runtime';
+import { newId } from '@skein/workflow-runtime/internal';
 import {
   type ClaimDeliveriesOptions,
   type ClaimedDelivery,
@@ -10,16 +12,13 @@ import {
   checkOutboxMessages,
   checkPruneOptions,
   DEFAULT_MAX_DELIVERY_ATTEMPTS,
-  InvalidInputError,
   type ListDeliveriesQuery,
-  newId,
   type OutboxDelivery,
   type OutboxMessage,
-  type OutboxStore,
   type PruneDeliveriesOptions,
   type RescheduleOptions,
   type RescheduleOutcome,
-} from '@skein/workflow-runtime';
+} from '@skein/workflow-runtime/spi';
 import type { Database } from './database.js';
 import { isUniqueViolation } from './errors.js';
 import { refuseNul } from './nul-text.js';

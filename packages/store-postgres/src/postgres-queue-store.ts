@@ -15,7 +15,7 @@ import {
   type QueueStore,
   queueEntryOf,
   queueItemOf,
-} from '@skein/workflow-runtime';
+} from '@skein/workflow-runtime/spi';
 import type pg from 'pg';
 import type { Database, Query } from './database.js';
 import { hasNul, refuseNul } from './nul-text.js';

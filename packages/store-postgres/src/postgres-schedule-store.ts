@@ -2,7 +2,8 @@
  * {@link ScheduleStore} on PostgreSQL: each save is one compare-and-set statement. A name
  * holding U+0000 is refused with `NulInTextError` by `save`.
  */
-import type { ScheduleState, ScheduleStore } from '@skein/workflow-runtime';
+import type { ScheduleState } from '@skein/workflow-runtime';
+import type { ScheduleStore } from '@skein/workflow-runtime/spi';
 import type { Database, Query } from './database.js';
 import { hasNul, refuseNul } from './nul-text.js';
 

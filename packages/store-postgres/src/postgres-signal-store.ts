@@ -14,7 +14,7 @@ import {
   type Signal,
   type SignalSendOutcome,
   type SignalStore,
-} from '@skein/workflow-runtime';
+} from '@skein/workflow-runtime/spi';
 import type { Database, Query } from './database.js';
 import { hasNul, refuseNul } from './nul-text.js';
 import { channelName, WAKEUP_SIGNALS } from './wakeups.js';

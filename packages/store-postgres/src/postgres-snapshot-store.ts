@@ -2,7 +2,8 @@
  * {@link SnapshotStore} on PostgreSQL: the newest snapshot per execution. Text holding U+0000 is
  * refused with `NulInTextError` by `put`; an execution id holding it has no snapshot.
  */
-import type { Snapshot, SnapshotStore } from '@skein/workflow-runtime';
+import type { SnapshotStore } from '@skein/workflow-runtime';
+import type { Snapshot } from '@skein/workflow-runtime/spi';
 import type { Database, Query } from './database.js';
 import { hasNul, refuseNul } from './nul-text.js';
 

@@ -5,7 +5,8 @@
  * Text holding U+0000 is refused with `NulInTextError` when it would be stored; an id holding
  * it matches no timer.
  */
-import type { ClaimTimersOptions, Timer, TimerStore } from '@skein/workflow-runtime';
+import type { TimerStore } from '@skein/workflow-runtime';
+import type { ClaimTimersOptions, Timer } from '@skein/workflow-runtime/spi';
 import type { Database, Query } from './database.js';
 import { hasNul, refuseNul } from './nul-text.js';
 import { channelName, WAKEUP_TIMERS } from './wakeups.js';

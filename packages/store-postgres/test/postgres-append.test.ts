@@ -9,7 +9,6 @@ import {
   WAKEUP_PENDING,
 } from '@skein/store-postgres';
 import {
-  type AppendRequest,
   DuplicateEnvelopeIdError,
   DuplicateSequenceError,
   type EventType,
@@ -18,6 +17,7 @@ import {
   InvalidAppendError,
   StaleFenceError,
 } from '@skein/workflow-runtime';
+import type { AppendRequest } from '@skein/workflow-runtime/spi';
 import pg from 'pg';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { adminQuery, dropSchema, freshSchema, PG_URL, whenPostgres } from './support/pg.js';

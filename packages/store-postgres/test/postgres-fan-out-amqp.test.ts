@@ -6,15 +6,9 @@
  */
 import type { PostgresStores } from '@skein/store-postgres';
 import { FanOutWorker, OutboxPublisher } from '@skein/worker-runtime-local';
-import {
-  chunkReadyTopic,
-  createFanOut,
-  defineTask,
-  type FanOutStore,
-  fanOutSettled,
-  itemsInOrder,
-  summarizeFanOut,
-} from '@skein/workflow-runtime';
+import { defineTask, type FanOutStore } from '@skein/workflow-runtime';
+import { createFanOut, fanOutSettled, itemsInOrder, summarizeFanOut } from '@skein/workflow-runtime/internal';
+import { chunkReadyTopic } from '@skein/workflow-runtime/spi';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {

@@ -8,15 +8,9 @@ import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { FanOutWorker, OutboxPublisher, Supervisor } from '@skein/worker-runtime-local';
-import {
-  chunkReadyTopic,
-  createFanOut,
-  createRuntime,
-  defineTask,
-  fanOutSettled,
-  HOME_SHARD,
-  itemsInOrder,
-} from '@skein/workflow-runtime';
+import { createRuntime, defineTask } from '@skein/workflow-runtime';
+import { createFanOut, fanOutSettled, HOME_SHARD, itemsInOrder } from '@skein/workflow-runtime/internal';
+import { chunkReadyTopic } from '@skein/workflow-runtime/spi';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {

@@ -4,7 +4,7 @@
  * before anything is sent; a key that only selects rows finds nothing, also without a query.
  */
 import { NulInTextError, type PostgresStores } from '@skein/store-postgres';
-import { encodeCursor } from '@skein/workflow-runtime';
+import { encodeCursor } from '@skein/workflow-runtime/spi';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { openTestStores, PG_URL, whenPostgres } from './support/pg.js';

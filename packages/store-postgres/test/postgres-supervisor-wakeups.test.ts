@@ -11,11 +11,10 @@ import {
   defineWorkflow,
   type EventStore,
   ExecutionAlreadyExistsError,
-  encode,
-  newId,
   type Runtime,
   StaleFenceError,
 } from '@skein/workflow-runtime';
+import { encode, newId } from '@skein/workflow-runtime/internal';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { dropSchema, freshSchema, PG_URL, whenPostgres } from './support/pg.js';

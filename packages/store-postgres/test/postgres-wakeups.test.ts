@@ -10,7 +10,7 @@ import {
   WAKEUP_OUTBOX,
   WAKEUP_TIMERS,
 } from '@skein/store-postgres';
-import { newId } from '@skein/workflow-runtime';
+import { newId } from '@skein/workflow-runtime/internal';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { freshSchema, openTestStores, PG_URL, whenPostgres } from './support/pg.js';

@@ -4,18 +4,20 @@
  * refused request rolls back alone and every caller gets its own outcome.
  */
 import {
+  DuplicateEnvelopeIdError,
+  DuplicateSequenceError,
+  type ExecutionStatus,
+  InvalidAppendError,
+  StorageWriteError,
+} from '@skein/workflow-runtime';
+import {
   type AppendRequest,
   type AppendResult,
   checkAppend,
-  DuplicateEnvelopeIdError,
-  DuplicateSequenceError,
   type ExecutionHead,
-  type ExecutionStatus,
-  InvalidAppendError,
   type Outcome,
-  StorageWriteError,
   statusAfter,
-} from '@skein/workflow-runtime';
+} from '@skein/workflow-runtime/spi';
 import type Database from 'better-sqlite3';
 import { type HeadRow, insertEvent, selectHead, upsertHead } from './event-queries.js';
 import { HeadCache } from './head-cache.js';

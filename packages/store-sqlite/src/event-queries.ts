@@ -1,5 +1,6 @@
 /** The event store's statements, one query per function; each is prepared once per connection. */
-import type { ExecutionStatus, ExecutionSummary, StoredEvent } from '@skein/workflow-runtime';
+import type { ExecutionStatus } from '@skein/workflow-runtime';
+import type { ExecutionSummary, StoredEvent } from '@skein/workflow-runtime/spi';
 import type Database from 'better-sqlite3';
 
 type Db = Database.Database;

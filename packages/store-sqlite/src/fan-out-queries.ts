@@ -1,6 +1,12 @@
 /** The fan-out tables' statements (migration 0011), one query per function, each prepared once. */
-import type { ChunkRecord, FanOutCounts, FanOutRecord, ItemRecord, Placement } from '@skein/workflow-runtime';
-import { emptyCounts } from '@skein/workflow-runtime';
+import {
+  type ChunkRecord,
+  emptyCounts,
+  type FanOutCounts,
+  type FanOutRecord,
+  type ItemRecord,
+  type Placement,
+} from '@skein/workflow-runtime/spi';
 import type Database from 'better-sqlite3';
 
 type Db = Database.Database;

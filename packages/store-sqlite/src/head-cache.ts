@@ -4,7 +4,7 @@
  * (`PRAGMA data_version` is unchanged), the heads this connection wrote are still the truth
  * and the batch need not read them again. Any foreign commit clears the cache.
  */
-import type { ExecutionHead } from '@skein/workflow-runtime';
+import type { ExecutionHead } from '@skein/workflow-runtime/spi';
 import type Database from 'better-sqlite3';
 
 /** Most heads kept; past this the cache starts over (it only saves reads). */

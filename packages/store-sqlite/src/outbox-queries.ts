@@ -1,5 +1,5 @@
 /** The outbox's statements (migration 0010), one query per function, each prepared once. */
-import type { DeliveryStatus, OutboxDelivery, OutboxMessage } from '@skein/workflow-runtime';
+import type { DeliveryStatus, OutboxDelivery, OutboxMessage } from '@skein/workflow-runtime/spi';
 import type Database from 'better-sqlite3';
 
 type Db = Database.Database;

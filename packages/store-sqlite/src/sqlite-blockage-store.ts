@@ -1,5 +1,6 @@
 /** {@link BlockageStore} on SQLite: one row per execution, recorded in one upsert. */
-import type { Blockage, BlockageFailure, BlockageStore } from '@skein/workflow-runtime';
+import type { BlockageStore } from '@skein/workflow-runtime';
+import type { Blockage, BlockageFailure } from '@skein/workflow-runtime/spi';
 import type Database from 'better-sqlite3';
 
 type Db = Database.Database;

@@ -1,19 +1,17 @@
 /** {@link EventStore} on SQLite: appends are group-committed, everything else is one statement. */
+import { DEFAULT_MAX_PAYLOAD_BYTES, type EventStore, StorageWriteError } from '@skein/workflow-runtime';
 import {
   type AppendRequest,
   type AppendResult,
-  DEFAULT_MAX_PAYLOAD_BYTES,
   decodeCursor,
-  type EventStore,
   type ExecutionPage,
   type ExecutionSummary,
   encodeCursor,
   GroupCommit,
   type ListExecutionsQuery,
   listLimit,
-  StorageWriteError,
   type StoredEvent,
-} from '@skein/workflow-runtime';
+} from '@skein/workflow-runtime/spi';
 import type Database from 'better-sqlite3';
 import { type AppendStatements, flushAppends, prepareAppendStatements } from './append-batch.js';
 import { StoreClosedError } from './errors.js';

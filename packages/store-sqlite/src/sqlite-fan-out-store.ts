@@ -4,6 +4,7 @@
  * rule (`decide*` of @skein/workflow-runtime), and writes back the rows and any chunk-ready
  * messages, into this file's outbox, before it commits.
  */
+import type { FanOutStore } from '@skein/workflow-runtime';
 import {
   type ChunkClaimRef,
   type ChunkRecord,
@@ -30,7 +31,6 @@ import {
   type FanOutCounts,
   type FanOutPlan,
   type FanOutRecord,
-  type FanOutStore,
   holdsCreation,
   type ItemRecord,
   type ItemResult,
@@ -45,7 +45,7 @@ import {
   type ReleaseOutcome,
   type SeedOutcome,
   sameSeed,
-} from '@skein/workflow-runtime';
+} from '@skein/workflow-runtime/spi';
 import type Database from 'better-sqlite3';
 import {
   insertChunk,

@@ -1,5 +1,6 @@
 /** {@link LeaseStore} on SQLite; every operation is one statement, so it is atomic across processes. */
-import type { Lease, LeaseStore } from '@skein/workflow-runtime';
+import type { LeaseStore } from '@skein/workflow-runtime';
+import type { Lease } from '@skein/workflow-runtime/spi';
 import type Database from 'better-sqlite3';
 
 type Db = Database.Database;

@@ -4,6 +4,8 @@
  * claimer at a time even across processes. The event store writes an append's messages with
  * the same statements inside the append's own transaction (O1).
  */
+import { InvalidInputError, type OutboxStore } from '@skein/workflow-runtime';
+import { newId } from '@skein/workflow-runtime/internal';
 import {
   type ClaimDeliveriesOptions,
   type ClaimedDelivery,
@@ -12,17 +14,14 @@ import {
   checkPruneOptions,
   DEFAULT_MAX_DELIVERY_ATTEMPTS,
   exhaustedDiagnostic,
-  InvalidInputError,
   type ListDeliveriesQuery,
-  newId,
   type OutboxDelivery,
   type OutboxMessage,
-  type OutboxStore,
   type PruneDeliveriesOptions,
   type RescheduleOptions,
   type RescheduleOutcome,
   unsettledDiagnostic,
-} from '@skein/workflow-runtime';
+} from '@skein/workflow-runtime/spi';
 import type Database from 'better-sqlite3';
 import {
   claimDelivery,

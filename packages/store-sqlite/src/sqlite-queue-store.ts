@@ -14,7 +14,7 @@ import {
   type QueueStore,
   queueEntryOf,
   queueItemOf,
-} from '@skein/workflow-runtime';
+} from '@skein/workflow-runtime/spi';
 import type Database from 'better-sqlite3';
 
 type Db = Database.Database;

@@ -1,5 +1,6 @@
 /** {@link ScheduleStore} on SQLite: each save is one compare-and-set statement. */
-import type { ScheduleState, ScheduleStore } from '@skein/workflow-runtime';
+import type { ScheduleState } from '@skein/workflow-runtime';
+import type { ScheduleStore } from '@skein/workflow-runtime/spi';
 import type Database from 'better-sqlite3';
 
 type Db = Database.Database;

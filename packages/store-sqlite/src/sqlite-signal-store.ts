@@ -11,7 +11,7 @@ import {
   type Signal,
   type SignalSendOutcome,
   type SignalStore,
-} from '@skein/workflow-runtime';
+} from '@skein/workflow-runtime/spi';
 import type Database from 'better-sqlite3';
 
 type Db = Database.Database;

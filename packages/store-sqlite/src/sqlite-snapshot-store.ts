@@ -1,5 +1,6 @@
 /** {@link SnapshotStore} on SQLite: the newest snapshot per execution. */
-import type { Snapshot, SnapshotStore } from '@skein/workflow-runtime';
+import type { SnapshotStore } from '@skein/workflow-runtime';
+import type { Snapshot } from '@skein/workflow-runtime/spi';
 import type Database from 'better-sqlite3';
 
 type Db = Database.Database;

@@ -2,7 +2,8 @@
  * {@link TimerStore} on SQLite. A claim is one UPDATE … RETURNING, which holds the write lock
  * for its whole run, so a due timer is claimed exactly once even across processes.
  */
-import type { ClaimTimersOptions, Timer, TimerStore } from '@skein/workflow-runtime';
+import type { TimerStore } from '@skein/workflow-runtime';
+import type { ClaimTimersOptions, Timer } from '@skein/workflow-runtime/spi';
 import type Database from 'better-sqlite3';
 import { compareCodePoints } from './order.js';
 

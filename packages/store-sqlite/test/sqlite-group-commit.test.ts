@@ -1,7 +1,8 @@
 /** Group commit on SQLite: a failed COMMIT fails every caller it would have written for. */
 
 import { openSqliteStores } from '@skein/store-sqlite';
-import { type AppendRequest, StaleFenceError, StorageWriteError } from '@skein/workflow-runtime';
+import { StaleFenceError, StorageWriteError } from '@skein/workflow-runtime';
+import type { AppendRequest } from '@skein/workflow-runtime/spi';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { tempDatabase } from './temp-stores.js';

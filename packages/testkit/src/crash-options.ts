@@ -3,9 +3,9 @@ import {
   type AnyWorkflow,
   type ExecutionState,
   openMemoryStores,
-  parseWith,
   type Stores,
 } from '@skein/workflow-runtime';
+import { parseWith } from '@skein/workflow-runtime/internal';
 import { z } from 'zod';
 import type { Effects } from './effects.js';
 import { DEFAULT_CLOCK_START } from './virtual-clock.js';

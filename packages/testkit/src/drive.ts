@@ -17,8 +17,8 @@ import {
   type Stores,
   UpdateFailedError,
   UpdateTimeoutError,
-  updateInboxName,
 } from '@skein/workflow-runtime';
+import { updateInboxName } from '@skein/workflow-runtime/internal';
 import type { VirtualClock } from './virtual-clock.js';
 
 /** What a driver needs. */

@@ -4,7 +4,8 @@
  * wrapper is dead: every later call rejects with `SimulatedCrashError`, so the runtime attempt
  * using it dies too, while the inner stores stay intact for a fresh runtime to recover from.
  */
-import { parseWith, type Stores } from '@skein/workflow-runtime';
+import type { Stores } from '@skein/workflow-runtime';
+import { parseWith } from '@skein/workflow-runtime/internal';
 import { z } from 'zod';
 import { InjectedFaultError, SimulatedCrashError } from './errors.js';
 import { type Guard, wrapEvents, wrapLeases, wrapSnapshots, wrapTimers } from './wrap-stores.js';

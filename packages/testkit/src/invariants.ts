@@ -5,16 +5,9 @@
  * tests prove them.
  */
 import { isDeepStrictEqual } from 'node:util';
-import {
-  type Envelope,
-  type EventType,
-  fold,
-  isTerminalType,
-  loadState,
-  type StoredEvent,
-  type Stores,
-  toEnvelope,
-} from '@skein/workflow-runtime';
+import { type Envelope, type EventType, fold, loadState, type Stores } from '@skein/workflow-runtime';
+import { isTerminalType, toEnvelope } from '@skein/workflow-runtime/internal';
+import type { StoredEvent } from '@skein/workflow-runtime/spi';
 import { InvariantViolationError, type Violation } from './errors.js';
 
 /** What the checker reads of each event: a decoded `Envelope` and a `StoredEvent` both fit. */

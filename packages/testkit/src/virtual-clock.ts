@@ -1,6 +1,6 @@
 /** A clock tests move by hand, so sleeps and retries happen without waiting. */
 
-import { parseWith } from '@skein/workflow-runtime';
+import { parseWith } from '@skein/workflow-runtime/internal';
 import { z } from 'zod';
 
 const instant = z.number().int().nonnegative();

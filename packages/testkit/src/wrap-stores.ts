@@ -1,11 +1,6 @@
 /** Per-store wrappers that route every call through a {@link Guard} (see faulty-store.ts). */
-import type {
-  ClaimTimersOptions,
-  EventStore,
-  LeaseStore,
-  SnapshotStore,
-  TimerStore,
-} from '@skein/workflow-runtime';
+import type { EventStore, LeaseStore, SnapshotStore, TimerStore } from '@skein/workflow-runtime';
+import type { ClaimTimersOptions } from '@skein/workflow-runtime/spi';
 import type { WriteOp } from './faulty-store.js';
 
 /** Decides what happens to each call: counts and faults writes, refuses calls after a crash. */

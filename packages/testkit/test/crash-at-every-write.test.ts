@@ -10,11 +10,11 @@ import {
   type AnyWorkflow,
   defineWorkflow,
   InvalidInputError,
-  MemorySnapshotStore,
   openMemoryStores,
   readHistory,
   type Stores,
 } from '@skein/workflow-runtime';
+import { MemorySnapshotStore } from '@skein/workflow-runtime/spi';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { order } from './workflows.js';

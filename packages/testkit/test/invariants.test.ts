@@ -8,15 +8,9 @@ import {
   InvariantViolationError,
   VirtualClock,
 } from '@skein/testkit';
-import {
-  createRuntime,
-  encode,
-  fold,
-  openMemoryStores,
-  readHistory,
-  type StoredEvent,
-  toEnvelope,
-} from '@skein/workflow-runtime';
+import { createRuntime, fold, openMemoryStores, readHistory } from '@skein/workflow-runtime';
+import { encode, toEnvelope } from '@skein/workflow-runtime/internal';
+import type { StoredEvent } from '@skein/workflow-runtime/spi';
 import { describe, expect, it } from 'vitest';
 import { order } from './workflows.js';
 

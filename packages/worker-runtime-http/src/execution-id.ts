@@ -4,7 +4,7 @@
  * with a letter or digit. So an id is always one safe path segment: no `/`, no `%`, never
  * `.` or `..`, nothing a proxy or a log would rewrite.
  */
-import { MAX_EXECUTION_ID_LENGTH } from '@skein/workflow-runtime';
+import { MAX_EXECUTION_ID_LENGTH } from '@skein/workflow-runtime/internal';
 import { z } from 'zod';
 
 /** The pattern of an execution id on the wire. */

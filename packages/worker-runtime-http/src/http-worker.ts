@@ -3,7 +3,7 @@
  * Requests go through the signed pipeline of signed-server.ts (signing, size, content type,
  * replay, route), and are refused before anything is written. Node-only.
  */
-import { parseWith } from '@skein/workflow-runtime';
+import { parseWith } from '@skein/workflow-runtime/internal';
 import { InFlightRuns } from './in-flight.js';
 import {
   consoleLogger,

@@ -1,6 +1,7 @@
 /** `RemoteWorkerRuntime`: the {@link WorkerRuntime} of a worker reached over HTTP (docs/architecture.md#http-worker). */
 import type { ExecutionPackage, ExecutionResult, WorkerLease, WorkerRuntime } from '@skein/worker-runtime';
-import { decode, type ExecutionState, encode, InvalidInputError, parseWith } from '@skein/workflow-runtime';
+import { type ExecutionState, InvalidInputError } from '@skein/workflow-runtime';
+import { decode, encode, parseWith } from '@skein/workflow-runtime/internal';
 import { z } from 'zod';
 import { answerError } from './answers.js';
 import { RemoteProtocolError, RemoteWorkerError } from './errors.js';

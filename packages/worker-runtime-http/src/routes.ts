@@ -4,7 +4,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Runtime } from '@skein/workflow-runtime';
-import { decode, encode } from '@skein/workflow-runtime';
+import { decode, encode } from '@skein/workflow-runtime/internal';
 import type { z } from 'zod';
 import { wireExecutionId } from './execution-id.js';
 import { type Answer, failureAnswer } from './failure-answer.js';

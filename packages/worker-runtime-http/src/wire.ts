@@ -3,7 +3,7 @@
  * JSON (plain JSON, with Date, BigInt, Map, ... as `{"$t": tag, "v": value}`), so inputs,
  * outputs and states keep their types end to end.
  */
-import { wellFormed } from '@skein/workflow-runtime';
+import { wellFormed } from '@skein/workflow-runtime/internal';
 import { z } from 'zod';
 import { wireExecutionId } from './execution-id.js';
 

@@ -4,7 +4,8 @@
  */
 import { connect } from 'node:net';
 import { createHttpWorker } from '@skein/worker-runtime-http';
-import { defineWorkflow, encode, MAX_EXECUTION_ID_LENGTH } from '@skein/workflow-runtime';
+import { defineWorkflow } from '@skein/workflow-runtime';
+import { encode, MAX_EXECUTION_ID_LENGTH } from '@skein/workflow-runtime/internal';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {

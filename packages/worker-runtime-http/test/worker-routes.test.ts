@@ -1,6 +1,7 @@
 /** The worker's routes and limits besides execution: health, unknown routes, methods, the replay bound. */
 import { createHttpWorker } from '@skein/worker-runtime-http';
-import { defineWorkflow, encode } from '@skein/workflow-runtime';
+import { defineWorkflow } from '@skein/workflow-runtime';
+import { encode } from '@skein/workflow-runtime/internal';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { raw, workers } from './support/worker.js';

@@ -10,24 +10,28 @@
 import type { Subscription, Transport, TransportMessage } from '@skein/worker-runtime';
 import {
   type AnyTask,
+  FanOutStaleAttemptError,
+  type FanOutStore,
+  InvalidInputError,
+  type Runtime,
+  type Stores,
+} from '@skein/workflow-runtime';
+import {
+  decode as defaultDecode,
+  encode as defaultEncode,
+  describeTaskError,
+  HOME_SHARD,
+  newId,
+  runTaskAttempt,
+  taskRetryAt,
+} from '@skein/workflow-runtime/internal';
+import {
   type ChunkClaim,
   type ChunkClaimRef,
   type ChunkReadyPayload,
   chunkReadyTopic,
-  decode as defaultDecode,
-  encode as defaultEncode,
-  describeTaskError,
-  FanOutStaleAttemptError,
-  type FanOutStore,
-  HOME_SHARD,
-  InvalidInputError,
   type ItemResult,
-  newId,
-  type Runtime,
-  runTaskAttempt,
-  type Stores,
-  taskRetryAt,
-} from '@skein/workflow-runtime';
+} from '@skein/workflow-runtime/spi';
 
 /** Options of {@link FanOutWorker}. */
 export interface FanOutWorkerOptions {

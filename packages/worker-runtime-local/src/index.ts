@@ -4,7 +4,7 @@
  */
 
 /** Re-exported from `@skein/workflow-runtime`, where the runtime's in-process maintenance uses it too. */
-export { type LeaseExpiredOptions, leaseExpired } from '@skein/workflow-runtime';
+export { type LeaseExpiredOptions, leaseExpired } from '@skein/workflow-runtime/internal';
 export { CircuitBreaker, type CircuitOptions, type CircuitState } from './circuit-breaker.js';
 export {
   LeaseMismatchError,

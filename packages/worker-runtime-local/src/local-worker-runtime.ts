@@ -1,6 +1,7 @@
 /** The in-process {@link WorkerRuntime}: executions run on a `Runtime` in this process. */
 import type { ExecutionPackage, ExecutionResult, WorkerLease, WorkerRuntime } from '@skein/worker-runtime';
-import { ExecutionAlreadyExistsError, parseWith, type Runtime } from '@skein/workflow-runtime';
+import { ExecutionAlreadyExistsError, type Runtime } from '@skein/workflow-runtime';
+import { parseWith } from '@skein/workflow-runtime/internal';
 import { LeaseMismatchError } from './errors.js';
 import { parsePackage } from './package-schema.js';
 

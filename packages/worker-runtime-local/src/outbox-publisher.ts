@@ -13,13 +13,8 @@ import {
   retryDelay,
   type Transport,
 } from '@skein/worker-runtime';
-import {
-  type ClaimedDelivery,
-  DEFAULT_MAX_DELIVERY_ATTEMPTS,
-  InvalidInputError,
-  type OutboxStore,
-  type Stores,
-} from '@skein/workflow-runtime';
+import { InvalidInputError, type OutboxStore, type Stores } from '@skein/workflow-runtime';
+import { type ClaimedDelivery, DEFAULT_MAX_DELIVERY_ATTEMPTS } from '@skein/workflow-runtime/spi';
 import { OutboxMissingError, TransportClosedError } from './errors.js';
 import { type OutboxRetention, type OutboxRetentionOptions, retentionOf } from './outbox-retention.js';
 import { WAKEUP_CHANNEL_OUTBOX } from './store-transport.js';

@@ -1,6 +1,6 @@
 /** Validation of what callers hand the dispatchers and workers (L7: refused before anything is written). */
 import type { ExecutionPackage } from '@skein/worker-runtime';
-import { executionIdSchema, nameSchema, parseWith } from '@skein/workflow-runtime';
+import { executionIdSchema, nameSchema, parseWith } from '@skein/workflow-runtime/internal';
 import { z } from 'zod';
 
 const packageSchema = z.object({

@@ -5,7 +5,8 @@
  * of the plain pending claims and of lease-expiry recovery: a lapsed slot is how a queue
  * recovers them, within its limits.
  */
-import type { QueueDefinition, QueueItem, QueueStore, Runtime } from '@skein/workflow-runtime';
+import type { QueueDefinition, Runtime } from '@skein/workflow-runtime';
+import type { QueueItem, QueueStore } from '@skein/workflow-runtime/spi';
 import { QueueSlotLapsedError } from './errors.js';
 
 /** What the queue claims need from their supervisor. */

@@ -21,12 +21,8 @@ import {
   type Transport,
   type TransportMessage,
 } from '@skein/worker-runtime';
-import {
-  type ClaimedDelivery,
-  InvalidInputError,
-  type OutboxStore,
-  type Stores,
-} from '@skein/workflow-runtime';
+import { InvalidInputError, type OutboxStore, type Stores } from '@skein/workflow-runtime';
+import type { ClaimedDelivery } from '@skein/workflow-runtime/spi';
 import { OutboxMissingError, TransportClosedError } from './errors.js';
 import { type OutboxRetention, type OutboxRetentionOptions, retentionOf } from './outbox-retention.js';
 import type { WakeupSource } from './supervisor-wakeups.js';

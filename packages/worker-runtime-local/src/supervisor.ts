@@ -5,22 +5,21 @@
  * timers and recovers executions whose lease expired (adr/0006).
  */
 import { isSupersededRefusal, type Subscription, type Transport } from '@skein/worker-runtime';
+import { type FanOutStore, InvalidInputError, type Runtime, type Stores } from '@skein/workflow-runtime';
 import {
   backingOff,
+  executionLeaseKey,
+  leaseExpired,
+  optionalPositiveMs,
+  repeatsBlockage,
+  walkExecutions,
+} from '@skein/workflow-runtime/internal';
+import {
   EXECUTION_PENDING_TOPIC,
   type ExecutionPendingPayload,
   type ExecutionSummary,
-  executionLeaseKey,
-  type FanOutStore,
-  InvalidInputError,
-  leaseExpired,
-  optionalPositiveMs,
   type RecoveredChunk,
-  type Runtime,
-  repeatsBlockage,
-  type Stores,
-  walkExecutions,
-} from '@skein/workflow-runtime';
+} from '@skein/workflow-runtime/spi';
 import { SupervisorTickError } from './errors.js';
 import { QueueClaims } from './queue-claims.js';
 import { SupervisorWakeups, type WakeupSource } from './supervisor-wakeups.js';

@@ -1,5 +1,6 @@
 import { leaseExpired } from '@skein/worker-runtime-local';
-import { defineWorkflow, executionLeaseKey, recoverAbandoned } from '@skein/workflow-runtime';
+import { defineWorkflow, recoverAbandoned } from '@skein/workflow-runtime';
+import { executionLeaseKey } from '@skein/workflow-runtime/internal';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { z } from 'zod';
 import { count, deferred, harness, manualClock, types, until, watchedLeases } from './support/sqlite.js';

@@ -4,14 +4,9 @@
  * polling only as the fallback. Real SQLite files; the StoreTransport reads their outbox.
  */
 import { StoreTransport, Supervisor } from '@skein/worker-runtime-local';
-import {
-  createRuntime,
-  defineWorkflow,
-  EXECUTION_PENDING_TOPIC,
-  executionLeaseKey,
-  InvalidInputError,
-  openMemoryStores,
-} from '@skein/workflow-runtime';
+import { createRuntime, defineWorkflow, InvalidInputError, openMemoryStores } from '@skein/workflow-runtime';
+import { executionLeaseKey } from '@skein/workflow-runtime/internal';
+import { EXECUTION_PENDING_TOPIC } from '@skein/workflow-runtime/spi';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { harness, until } from './support/sqlite.js';

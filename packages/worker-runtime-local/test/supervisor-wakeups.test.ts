@@ -11,10 +11,10 @@ import {
   createRuntime,
   defineWorkflow,
   type EventStore,
-  encode,
   type Runtime,
   type Stores,
 } from '@skein/workflow-runtime';
+import { encode } from '@skein/workflow-runtime/internal';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { harness, types, until, withEvents } from './support/sqlite.js';

@@ -1,11 +1,6 @@
 import { Supervisor, SupervisorTickError } from '@skein/worker-runtime-local';
-import {
-  defineWorkflow,
-  type EndedPayload,
-  executionLeaseKey,
-  InvalidInputError,
-  type Runtime,
-} from '@skein/workflow-runtime';
+import { defineWorkflow, type EndedPayload, InvalidInputError, type Runtime } from '@skein/workflow-runtime';
+import { executionLeaseKey } from '@skein/workflow-runtime/internal';
 import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import {

@@ -9,7 +9,7 @@
  * `key` to tell.
  */
 
-import type { OutboxDelivery } from '@skein/workflow-runtime';
+import type { OutboxDelivery } from '@skein/workflow-runtime/spi';
 
 /** A message on a transport: what a publisher sends and a consumer receives. */
 export interface TransportMessage {

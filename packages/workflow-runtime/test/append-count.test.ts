@@ -1,9 +1,5 @@
-import {
-  type AppendRequest,
-  defineWorkflow,
-  type EventStore,
-  InvalidInputError,
-} from '@skein/workflow-runtime';
+import { defineWorkflow, type EventStore, InvalidInputError } from '@skein/workflow-runtime';
+import type { AppendRequest } from '@skein/workflow-runtime/spi';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { backings, harness, types, withEvents } from './support/stores.js';

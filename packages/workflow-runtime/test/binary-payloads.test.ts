@@ -3,7 +3,8 @@
  * Buffer as a Buffer, live and on replay alike, through the real stores; bytes count against
  * the payload limit as their base64 text (4 bytes of text per 3 of data).
  */
-import { defineWorkflow, encode, PayloadTooLargeError, type StepFailedError } from '@skein/workflow-runtime';
+import { defineWorkflow, PayloadTooLargeError, type StepFailedError } from '@skein/workflow-runtime';
+import { encode } from '@skein/workflow-runtime/internal';
 import { describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { backings, harness, until } from './support/stores.js';

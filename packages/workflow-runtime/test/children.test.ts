@@ -6,12 +6,12 @@
  */
 import {
   ChildFailedError,
-  defaultChildId,
   defineWorkflow,
   ExecutionAlreadyExistsError,
   readHistory,
   UnknownWorkflowError,
 } from '@skein/workflow-runtime';
+import { defaultChildId } from '@skein/workflow-runtime/internal';
 import { describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import {

@@ -4,14 +4,11 @@
  * hands out serialises with JSON.stringify to `{ code?, name, message, cause? }` (issue 24.5).
  */
 import {
-  createCodec,
   createRuntime,
   DuplicateWorkflowError,
-  decode,
   defineWorkflow,
   ErrorClassesByCode,
   ErrorCodes,
-  encode,
   InvalidErrorClassError,
   NonRetryableError,
   openMemoryStores,
@@ -19,6 +16,7 @@ import {
   StepFailedError,
   serializeError,
 } from '@skein/workflow-runtime';
+import { createCodec, decode, encode } from '@skein/workflow-runtime/internal';
 import { describe, expect, test } from 'vitest';
 import { z } from 'zod';
 

@@ -2,7 +2,8 @@
  * Issue 25.6 and 25.7: every failure to encode is a SerializationError naming the path, with
  * what was thrown as `cause`, and nothing is recorded as a substitute for the value itself.
  */
-import { decode, encode, MAX_DEPTH, SerializationError } from '@skein/workflow-runtime';
+import { SerializationError } from '@skein/workflow-runtime';
+import { decode, encode, MAX_DEPTH } from '@skein/workflow-runtime/internal';
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 

@@ -3,7 +3,8 @@
  * undefined, Error, Uint8Array and Buffer; anything else is refused with a SerializationError
  * naming where it is.
  */
-import { createCodec, decode, defaultCodec, encode, SerializationError } from '@skein/workflow-runtime';
+import { SerializationError } from '@skein/workflow-runtime';
+import { createCodec, decode, defaultCodec, encode } from '@skein/workflow-runtime/internal';
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 

@@ -2,9 +2,9 @@ import {
   defineWorkflow,
   type EndedPayload,
   ExecutionNotFoundError,
-  executionLeaseKey,
   type LeaseStore,
 } from '@skein/workflow-runtime';
+import { executionLeaseKey } from '@skein/workflow-runtime/internal';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { backings, deferred, harness, types, until } from './support/stores.js';

@@ -9,7 +9,6 @@ import { Supervisor } from '@skein/worker-runtime-local';
 import {
   createRuntime,
   defineWorkflow,
-  durationMs,
   InvalidInputError,
   type Runtime,
   type RuntimeOptions,
@@ -17,6 +16,7 @@ import {
   type TimerScheduledPayload,
   type WorkflowContext,
 } from '@skein/workflow-runtime';
+import { durationMs } from '@skein/workflow-runtime/internal';
 import { afterEach, describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { realStores } from './support/real-stores.js';

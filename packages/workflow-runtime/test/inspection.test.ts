@@ -11,11 +11,10 @@ import {
   createRuntime,
   defineWorkflow,
   type EventStore,
-  encode,
   InvalidInputError,
-  newId,
   UnknownWorkflowError,
 } from '@skein/workflow-runtime';
+import { encode, newId } from '@skein/workflow-runtime/internal';
 import { describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { backings, harness } from './support/stores.js';

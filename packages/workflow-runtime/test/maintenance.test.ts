@@ -4,7 +4,8 @@
  * executions whose lease expired. Each is claimed first, so a user's own `wake` or `execute`
  * never takes over what the maintenance is already running.
  */
-import { defineWorkflow, executionLeaseKey, InvalidInputError } from '@skein/workflow-runtime';
+import { defineWorkflow, InvalidInputError } from '@skein/workflow-runtime';
+import { executionLeaseKey } from '@skein/workflow-runtime/internal';
 import { describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { backings, harness, types, until } from './support/stores.js';

@@ -7,12 +7,11 @@
 import {
   defineWorkflow,
   NonRetryableError,
-  resolveRetryPolicy,
-  retryDelay,
   StepFailedError,
   StepTimeoutError,
   type WorkflowContext,
 } from '@skein/workflow-runtime';
+import { resolveRetryPolicy, retryDelay } from '@skein/workflow-runtime/internal';
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { z } from 'zod';

@@ -10,13 +10,12 @@ import {
   InvalidInputError,
   type Runtime,
   type RuntimeOptions,
-  type Signal,
   SignalInboxFullError,
-  type SignalStore,
   type Stores,
   UnknownSignalError,
   type WorkflowContext,
 } from '@skein/workflow-runtime';
+import type { Signal, SignalStore } from '@skein/workflow-runtime/spi';
 import { afterEach, describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { realStores } from './support/real-stores.js';

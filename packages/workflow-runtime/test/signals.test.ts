@@ -10,9 +10,9 @@ import {
   InvalidInputError,
   PayloadTooLargeError,
   readHistory,
-  type SignalStore,
   UnknownSignalError,
 } from '@skein/workflow-runtime';
+import type { SignalStore } from '@skein/workflow-runtime/spi';
 import { describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import {

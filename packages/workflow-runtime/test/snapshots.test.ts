@@ -3,16 +3,15 @@
  * every snapshot changes no result; and loadState reads only the events after the newest one.
  */
 import {
-  decode,
   defineWorkflow,
   type ExecutionState,
-  encode,
   fold,
   loadState,
-  type Snapshot,
   type SnapshotStore,
   type Stores,
 } from '@skein/workflow-runtime';
+import { decode, encode } from '@skein/workflow-runtime/internal';
+import type { Snapshot } from '@skein/workflow-runtime/spi';
 import { describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { backings, CountingEventStore, CrashingEventStore, harness, types } from './support/stores.js';

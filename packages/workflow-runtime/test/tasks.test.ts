@@ -1,11 +1,6 @@
 /** `defineTask`: a malformed task is refused; an attempt parses input and output; retries are bounded. */
-import {
-  defineTask,
-  InvalidInputError,
-  NonRetryableError,
-  runTaskAttempt,
-  taskRetryAt,
-} from '@skein/workflow-runtime';
+import { defineTask, InvalidInputError, NonRetryableError } from '@skein/workflow-runtime';
+import { runTaskAttempt, taskRetryAt } from '@skein/workflow-runtime/internal';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 

@@ -6,13 +6,13 @@
 import {
   createRuntime,
   defineWorkflow,
-  TENANT_SCOPE,
   TenantScopedEventStore,
   TenantScopedSnapshotStore,
   TenantScopeError,
   tenantOf,
   tenantScopedStores,
 } from '@skein/workflow-runtime';
+import { TENANT_SCOPE } from '@skein/workflow-runtime/internal';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { backings, harness } from './support/stores.js';

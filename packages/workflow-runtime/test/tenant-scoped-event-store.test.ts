@@ -1,6 +1,5 @@
 import {
   defineWorkflow,
-  type EventDraft,
   ExecutionAlreadyExistsError,
   InvalidInputError,
   StaleFenceError,
@@ -8,6 +7,7 @@ import {
   TenantScopedEventStore,
   tenantScopedStores,
 } from '@skein/workflow-runtime';
+import type { EventDraft } from '@skein/workflow-runtime/spi';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { backings, harness } from './support/stores.js';

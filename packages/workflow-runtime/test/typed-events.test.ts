@@ -11,12 +11,11 @@ import {
   type EventPayloads,
   type EventType,
   EventTypes,
-  type FoldableEvent,
   fold,
   type StepCompletedPayload,
   type StepFailedPayload,
-  toEnvelope,
 } from '@skein/workflow-runtime';
+import { type FoldableEvent, toEnvelope } from '@skein/workflow-runtime/internal';
 import { describe, expect, expectTypeOf, test } from 'vitest';
 import { z } from 'zod';
 import { backings, harness } from './support/stores.js';

@@ -8,10 +8,10 @@ import {
   defineWorkflow,
   type Envelope,
   InvalidInputError,
-  MAX_DEPTH,
   SerializationError,
   StepFailedError,
 } from '@skein/workflow-runtime';
+import { MAX_DEPTH } from '@skein/workflow-runtime/internal';
 import { describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { backings, harness, types } from './support/stores.js';

@@ -11,7 +11,9 @@ import type { AmqpTransport } from '@skein/broker-amqp';
 import { openSqliteStores, type SqliteStores } from '@skein/store-sqlite';
 import type { Subscription } from '@skein/worker-runtime';
 import { OutboxPublisher } from '@skein/worker-runtime-local';
-import { newId, type OutboxMessage, StaleFenceError } from '@skein/workflow-runtime';
+import { StaleFenceError } from '@skein/workflow-runtime';
+import { newId } from '@skein/workflow-runtime/internal';
+import type { OutboxMessage } from '@skein/workflow-runtime/spi';
 import { expect } from 'vitest';
 import { connectTransport, deleteTopology, freshPrefix } from './amqp.js';
 

@@ -2,7 +2,8 @@
  * `skein cancel ID [--reason text] [--json]`: record a cancellation request in the log (no
  * workflow code runs here); a node that runs the workflow ends the execution cancelled.
  */
-import { requestCancel, type Stores } from '@skein/workflow-runtime';
+import type { Stores } from '@skein/workflow-runtime';
+import { requestCancel } from '@skein/workflow-runtime/internal';
 import { type Io, json } from '../output.js';
 
 /** The reason recorded when `--reason` is not given. */

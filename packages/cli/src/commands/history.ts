@@ -2,13 +2,8 @@
  * `skein history ID [--from seq] [--follow] [--json]`: the log, one event a line. With
  * `--follow` it keeps polling for new events and ends when the execution ends (or on Ctrl-C).
  */
-import {
-  type Envelope,
-  ExecutionNotFoundError,
-  isTerminalType,
-  type Stores,
-  toEnvelope,
-} from '@skein/workflow-runtime';
+import { type Envelope, ExecutionNotFoundError, type Stores } from '@skein/workflow-runtime';
+import { isTerminalType, toEnvelope } from '@skein/workflow-runtime/internal';
 import { type Io, iso, jsonLine } from '../output.js';
 import { summarize } from '../timeline.js';
 

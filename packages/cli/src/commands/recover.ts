@@ -12,11 +12,11 @@ import {
   type AnyWorkflow,
   createRuntime,
   DEFAULT_LEASE_TTL_MS,
-  type ExecutionSummary,
   recoverAbandoned,
   type Stores,
-  walkExecutions,
 } from '@skein/workflow-runtime';
+import { walkExecutions } from '@skein/workflow-runtime/internal';
+import type { ExecutionSummary } from '@skein/workflow-runtime/spi';
 import { SingleBar } from 'cli-progress';
 import { UsageError, WorkflowModuleError } from '../errors.js';
 import { type Io, iso, json, table } from '../output.js';

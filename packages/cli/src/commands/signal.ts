@@ -4,7 +4,8 @@
  * the wait that consumes it); an execution suspended waiting for it is handed to the nodes
  * that run its workflow.
  */
-import { deliverSignal, type Stores } from '@skein/workflow-runtime';
+import type { Stores } from '@skein/workflow-runtime';
+import { deliverSignal } from '@skein/workflow-runtime/internal';
 import { UsageError } from '../errors.js';
 import { type Io, json } from '../output.js';
 

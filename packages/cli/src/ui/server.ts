@@ -7,14 +7,8 @@
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
-import {
-  deliverSignal,
-  type ExecutionStatus,
-  ExecutionStatuses,
-  requestCancel,
-  SkeinError,
-  type Stores,
-} from '@skein/workflow-runtime';
+import { type ExecutionStatus, ExecutionStatuses, SkeinError, type Stores } from '@skein/workflow-runtime';
+import { deliverSignal, requestCancel } from '@skein/workflow-runtime/internal';
 import { Hono } from 'hono';
 import { csrf } from 'hono/csrf';
 import { HTTPException } from 'hono/http-exception';

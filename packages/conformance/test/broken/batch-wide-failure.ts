@@ -8,7 +8,7 @@ import {
   type AppendResult,
   GroupCommit,
   MemoryEventStore,
-} from '@skein/workflow-runtime';
+} from '@skein/workflow-runtime/spi';
 
 /** The memory store behind a group commit whose flush throws the first error of the batch. */
 export class BatchWideFailureEventStore extends MemoryEventStore {

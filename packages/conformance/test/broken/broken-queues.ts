@@ -8,7 +8,7 @@ import {
   MemoryQueueStore,
   type QueueEnqueueResult,
   type QueueItem,
-} from '@skein/workflow-runtime';
+} from '@skein/workflow-runtime/spi';
 
 /** The memory store, except that `concurrency` only counts the claimer's own slots. */
 export class PerOwnerLimitQueueStore extends MemoryQueueStore {

@@ -9,12 +9,8 @@ import {
   queueStoreSuite,
   signalStoreSuite,
 } from '@skein/conformance';
-import {
-  MemoryEventStore,
-  MemoryQueueStore,
-  MemorySignalStore,
-  openMemoryStores,
-} from '@skein/workflow-runtime';
+import { openMemoryStores } from '@skein/workflow-runtime';
+import { MemoryEventStore, MemoryQueueStore, MemorySignalStore } from '@skein/workflow-runtime/spi';
 import {
   brokenEventStores,
   brokenFanOuts,

@@ -3,13 +3,13 @@
  * batch is kept beside the log and read back with it, so the log holds two events at one
  * seq. The conformance suites must reject it.
  */
+import { DuplicateSequenceError } from '@skein/workflow-runtime';
 import {
   type AppendRequest,
   type AppendResult,
-  DuplicateSequenceError,
   MemoryEventStore,
   type StoredEvent,
-} from '@skein/workflow-runtime';
+} from '@skein/workflow-runtime/spi';
 
 /** The memory store, except that a duplicate seq is accepted and kept. */
 export class DuplicateSeqEventStore extends MemoryEventStore {

@@ -10,7 +10,7 @@ import {
   type ItemResult,
   MemoryFanOutStore,
   type RecordedResults,
-} from '@skein/workflow-runtime';
+} from '@skein/workflow-runtime/spi';
 
 /** The memory fan-out tables, except that results are written under whatever attempt is current. */
 export class NoAttemptGuardFanOuts extends MemoryFanOutStore {

@@ -3,7 +3,7 @@
  * inbox once was (issue 15.3). A signal whose id another execution's inbox holds is dropped as
  * a duplicate. The conformance suites must reject it.
  */
-import { MemorySignalStore, type Signal, type SignalSendOutcome } from '@skein/workflow-runtime';
+import { MemorySignalStore, type Signal, type SignalSendOutcome } from '@skein/workflow-runtime/spi';
 
 /** The memory store, except that an id taken by any execution counts as taken. */
 export class GlobalSignalIdStore extends MemorySignalStore {

@@ -1,6 +1,6 @@
 /** Deliberately broken stores; `broken-stores.test.ts` proves the suites reject each one. */
+import type { EventStore, OutboxStore, Stores } from '@skein/workflow-runtime';
 import {
-  type EventStore,
   type FanOutStore,
   MemoryEventStore,
   MemoryLeaseStore,
@@ -8,11 +8,9 @@ import {
   MemorySignalStore,
   MemorySnapshotStore,
   MemoryTimerStore,
-  type OutboxStore,
   type QueueStore,
   type SignalStore,
-  type Stores,
-} from '@skein/workflow-runtime';
+} from '@skein/workflow-runtime/spi';
 import { BatchWideFailureEventStore } from './batch-wide-failure.js';
 import { NoPartitionsQueueStore, PerOwnerLimitQueueStore } from './broken-queues.js';
 import { DuplicateSeqEventStore } from './duplicate-seq.js';

@@ -13,7 +13,7 @@ import {
   type PruneDeliveriesOptions,
   type RescheduleOptions,
   type RescheduleOutcome,
-} from '@skein/workflow-runtime';
+} from '@skein/workflow-runtime/spi';
 
 /** The memory event store, except that the outbox is written before the append, separately. */
 export class BeforeAppendEventStore extends MemoryEventStore {

@@ -9,7 +9,7 @@ import {
   type SendSignalOptions,
   type Signal,
   type SignalSendOutcome,
-} from '@skein/workflow-runtime';
+} from '@skein/workflow-runtime/spi';
 
 /** The memory store, except that the inbox has no bound. */
 export class UnboundedInboxStore extends MemorySignalStore {

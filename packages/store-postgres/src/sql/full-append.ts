@@ -4,12 +4,8 @@
  * short statements (`short-append.ts`) do not take. See
  * `adr/0009-postgres-one-statement-append.md`.
  */
-import {
-  type AppendRequest,
-  type ExecutionStatus,
-  ExecutionStatuses,
-  isTerminalStatus,
-} from '@skein/workflow-runtime';
+import { type ExecutionStatus, ExecutionStatuses, isTerminalStatus } from '@skein/workflow-runtime';
+import type { AppendRequest } from '@skein/workflow-runtime/spi';
 import type { Query } from '../database.js';
 import { messageArrays, outboxCtes } from '../outbox-queries.js';
 

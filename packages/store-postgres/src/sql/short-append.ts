@@ -5,7 +5,8 @@
  * the full statement" (`full-append.ts`), which says why. See
  * `adr/0018-postgres-step-append.md`.
  */
-import type { AppendRequest, ExecutionStatus } from '@skein/workflow-runtime';
+import type { ExecutionStatus } from '@skein/workflow-runtime';
+import type { AppendRequest } from '@skein/workflow-runtime/spi';
 import type { Query } from '../database.js';
 
 /** Batches up to this many events take a short statement; longer ones take the full one. */

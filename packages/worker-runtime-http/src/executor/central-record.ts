@@ -6,15 +6,12 @@
  * makes a report of a run that was taken over since a refusal, atomically.
  */
 import {
-  assertPayloadSize,
   DEFAULT_MAX_PAYLOAD_BYTES,
-  decode,
-  encode,
   isTerminalStatus,
-  newId,
   type Runtime,
   type StartedPayload,
 } from '@skein/workflow-runtime';
+import { assertPayloadSize, decode, encode, newId } from '@skein/workflow-runtime/internal';
 import { ExecutorRunRefusedError } from '../errors.js';
 import type { Binding } from './retained-store.js';
 

@@ -5,7 +5,7 @@
  * is recorded with its cause; an acknowledgement releases the row. One deliverer per result:
  * a result being delivered is claimed, and nobody else delivers it meanwhile.
  */
-import { encode } from '@skein/workflow-runtime';
+import { encode } from '@skein/workflow-runtime/internal';
 import type { HubClient } from './hub-client.js';
 import type { ExecutorLogger } from './logger.js';
 import { type Binding, type RetainedRow, type RetainedStore, runKey } from './retained-store.js';

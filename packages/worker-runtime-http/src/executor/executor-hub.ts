@@ -9,7 +9,8 @@
 import type { Server } from 'node:http';
 import type { ExecutionPackage, ExecutionResult, WorkerLease, WorkerRuntime } from '@skein/worker-runtime';
 import { LocalWorkerRuntime } from '@skein/worker-runtime-local';
-import { type ExecutionState, newId, parseWith, type Runtime } from '@skein/workflow-runtime';
+import type { ExecutionState, Runtime } from '@skein/workflow-runtime';
+import { newId, parseWith } from '@skein/workflow-runtime/internal';
 import { z } from 'zod';
 import { ExecutorUnavailableError, RetainedRunInspectionError } from '../errors.js';
 import { wireExecutionId } from '../execution-id.js';

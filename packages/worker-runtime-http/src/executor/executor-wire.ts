@@ -3,7 +3,7 @@
  * negotiation, heartbeats, the long poll that hands out runs and inspection requests, result
  * reports and inspection answers. Bodies are the codec's JSON, signed like every request.
  */
-import { wellFormed } from '@skein/workflow-runtime';
+import { wellFormed } from '@skein/workflow-runtime/internal';
 import { z } from 'zod';
 import { wireExecutionId } from '../execution-id.js';
 

@@ -6,7 +6,8 @@
  * never finished stays quarantined, and their results are reconciled by the new session.
  * Node-only.
  */
-import { type AnyWorkflow, encode, parseWith } from '@skein/workflow-runtime';
+import type { AnyWorkflow } from '@skein/workflow-runtime';
+import { encode, parseWith } from '@skein/workflow-runtime/internal';
 import { z } from 'zod';
 import { secretSchema } from '../options.js';
 import { secretBytes } from '../signing.js';

@@ -1,5 +1,5 @@
 /** The executor's signed requests to its hub (docs/executors.md#protocol). */
-import { decode, encode } from '@skein/workflow-runtime';
+import { decode, encode } from '@skein/workflow-runtime/internal';
 import type { z } from 'zod';
 import { answerError } from '../answers.js';
 import { RemoteProtocolError } from '../errors.js';

@@ -5,7 +5,8 @@
  * `_expired`, `_replaced`); a report the hub would only refuse again 409 `not_your_run` or
  * `unknown_run`; an invalid body 400 listing the fields.
  */
-import { encode, type Runtime } from '@skein/workflow-runtime';
+import type { Runtime } from '@skein/workflow-runtime';
+import { encode } from '@skein/workflow-runtime/internal';
 import { type Answer, failureAnswer } from '../failure-answer.js';
 import type { WorkerLogger } from '../options.js';
 import { invalid, parseBody } from '../routes.js';

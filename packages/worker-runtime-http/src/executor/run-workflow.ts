@@ -7,11 +7,10 @@ import {
   type AnyWorkflow,
   createRuntime,
   type ExecutionState,
-  encode,
   isTerminalStatus,
   openMemoryStores,
-  recordableError,
 } from '@skein/workflow-runtime';
+import { encode, recordableError } from '@skein/workflow-runtime/internal';
 import type { RunOffer } from './executor-wire.js';
 import type { ChosenResult } from './retained-store.js';
 

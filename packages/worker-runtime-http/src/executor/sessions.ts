@@ -4,7 +4,7 @@
  * new session of the same executor replaces it. Each session has a queue of work (runs to
  * accept, inspections to answer) that the executor's long poll takes.
  */
-import { newId } from '@skein/workflow-runtime';
+import { newId } from '@skein/workflow-runtime/internal';
 import { WireCodes } from '../wire.js';
 import type { InspectRequest, RunOffer } from './executor-wire.js';
 import type { Binding } from './retained-store.js';

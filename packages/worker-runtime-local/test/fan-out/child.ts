@@ -7,7 +7,8 @@
  *   and never answers for chunk `hangAtChunk`, so a test can kill it between two seeds.
  */
 import { openSqliteStores } from '@skein/store-sqlite';
-import { createFanOut, defineTask } from '@skein/workflow-runtime';
+import { defineTask } from '@skein/workflow-runtime';
+import { createFanOut } from '@skein/workflow-runtime/internal';
 import { z } from 'zod';
 import { FanOutWorker, StoreTransport } from '../../src/index.js';
 import { casesOf, planOf, score } from './fixtures.js';

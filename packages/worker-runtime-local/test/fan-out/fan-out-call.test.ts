@@ -13,9 +13,9 @@ import {
   createRuntime,
   defineWorkflow,
   type FanOutSummary,
-  HOME_SHARD,
   InvalidInputError,
 } from '@skein/workflow-runtime';
+import { HOME_SHARD } from '@skein/workflow-runtime/internal';
 import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { FanOutWorker, StoreTransport } from '../../src/index.js';

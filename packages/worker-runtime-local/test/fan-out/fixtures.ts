@@ -1,12 +1,7 @@
 /** What the fan-out tests share: a task, a plan, creating a fan-out on stores, and reading it back. */
-import {
-  createFanOut,
-  defineTask,
-  type FanOutPlan,
-  type FanOutStore,
-  itemsInOrder,
-  NonRetryableError,
-} from '@skein/workflow-runtime';
+import { defineTask, type FanOutStore, NonRetryableError } from '@skein/workflow-runtime';
+import { createFanOut, itemsInOrder } from '@skein/workflow-runtime/internal';
+import type { FanOutPlan } from '@skein/workflow-runtime/spi';
 import { z } from 'zod';
 
 /** A trivial task: the score of case `i` is `i * 2`; `fail` cases fail for good, `flaky` ones on their first attempt. */
