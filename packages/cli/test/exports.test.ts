@@ -27,14 +27,18 @@ describe('public entry points', () => {
 
   it('@skein/opentelemetry exports the observer, the id generator and the id derivations', () => {
     expect(Object.keys(otel).sort()).toEqual([
+      'CallerContexts',
       'SkeinAttributes',
+      'callerTraceparent',
       'executionSpanIdOf',
       'otelObserver',
       'signalSpanIdOf',
       'skeinIdGenerator',
+      'spanContextOf',
       'stepSpanIdOf',
       'traceIdOf',
       'traceparentOf',
+      'traceparentOfSpan',
     ]);
     expect(otel.traceIdOf('a')).toMatch(/^[0-9a-f]{32}$/);
     expect(otel.executionSpanIdOf('a')).toMatch(/^[0-9a-f]{16}$/);

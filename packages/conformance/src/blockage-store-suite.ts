@@ -2,7 +2,7 @@
  * `blockageStoreSuite`: one row per execution; recording at the row's seq counts an attempt
  * and keeps `since`, recording at another seq starts over (adr/0058).
  */
-import type { BlockageStore } from '@skein/workflow-runtime';
+import { type BlockageStore, ErrorCodes } from '@skein/workflow-runtime';
 import type { BlockageFailure } from '@skein/workflow-runtime/spi';
 import { describe, expect, it } from 'vitest';
 import { type StoresWith, withStores } from './harness.js';
@@ -16,7 +16,7 @@ export interface BlockageStoreSuiteOptions {
 }
 
 function failure(executionId: string, seq: number, at: number, message = 'replay diverged'): BlockageFailure {
-  return { executionId, seq, code: 'NON_DETERMINISM', message, at };
+  return { executionId, seq, code: ErrorCodes.NonDeterminism, message, at };
 }
 
 /**
@@ -29,7 +29,12 @@ export function blockageStoreSuite({ name, open }: BlockageStoreSuiteOptions): v
     it('record at the same seq counts one more attempt and keeps since; another seq starts over', () =>
       withStores(open, async ({ blockages }) => {
         expect(await blockages.get('x')).toBeNull();
-        const first = { executionId: 'x', seq: 4, code: 'NON_DETERMINISM', message: 'replay diverged' };
+        const first = {
+          executionId: 'x',
+          seq: 4,
+          code: ErrorCodes.NonDeterminism,
+          message: 'replay diverged',
+        };
         expect(await blockages.record(failure('x', 4, 1_000))).toEqual({
           ...first,
           since: 1_000,

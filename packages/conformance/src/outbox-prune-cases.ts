@@ -3,7 +3,7 @@
  * ledger rows, and nothing else: a pending delivery (it has not left yet) and a retired one
  * (its diagnostic is what an operator reads) are kept whatever their age.
  */
-import type { OutboxStore, Stores } from '@skein/workflow-runtime';
+import { ErrorCodes, type OutboxStore, type Stores } from '@skein/workflow-runtime';
 import { newId } from '@skein/workflow-runtime/internal';
 import type { OutboxMessage } from '@skein/workflow-runtime/spi';
 import { expect, it } from 'vitest';
@@ -71,10 +71,10 @@ export function outboxPruneCases(run: (body: (stores: S) => Promise<void>) => ()
     run(async ({ outbox }) => {
       await settled(outbox, { a: 2_000 });
       const bad = await rejectionOf(outbox.prune({ settledBefore: Number.NaN }));
-      expect(bad).toMatchObject({ code: 'INVALID_INPUT' });
+      expect(bad).toMatchObject({ code: ErrorCodes.InvalidInput });
       expect(String((bad as Error).message)).toContain('settledBefore');
       expect(await rejectionOf(outbox.prune({ settledBefore: 3_000, limit: 0 }))).toMatchObject({
-        code: 'INVALID_INPUT',
+        code: ErrorCodes.InvalidInput,
       });
       expect(await outbox.list()).toHaveLength(1);
     }),
