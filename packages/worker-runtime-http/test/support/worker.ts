@@ -52,7 +52,9 @@ export function workers(): { serve(workflows: AnyWorkflow[], limits?: WorkerLimi
     async serve(workflows, limits) {
       const dir = mkdtempSync(join(tmpdir(), 'skein-http-test-'));
       const stores = openSqliteStores({ path: join(dir, 'skein.db'), durability: 'normal' });
-      const runtime = createRuntime({ stores, workflows, onError: () => undefined });
+      // No in-process maintenance: the cases check what a request writes, and a maintenance pass
+      // would take up the pending executions they leave behind (adr/0042).
+      const runtime = createRuntime({ stores, workflows, maintenance: false, onError: () => undefined });
       const logged: Logged[] = [];
       const logger = {
         warn: (message: string, details: Record<string, unknown>) =>
