@@ -11,6 +11,7 @@ import {
   defineQueue,
   defineSchedule,
   defineWorkflow,
+  deliverSignal,
   type QueueDefinition,
   type Stores,
 } from '@skein/workflow-runtime';
@@ -163,28 +164,35 @@ describe('a client enqueues into a queue', () => {
   });
 });
 
-describe("a client's signal to a suspended execution of a queue goes through the queue", () => {
-  for (const declared of [true, false]) {
-    it(`with 'log' hand-off it waits for the slot held by another (client ${declared ? 'with' : 'without'} the queue)`, async () => {
+/** How a test sends the signal: a client with or without the queue declared, or `deliverSignal` (the CLI's). */
+const senders: { label: string; send(stores: Stores, q: QueueDefinition): Promise<unknown> }[] = [
+  {
+    label: "a client with 'log' hand-off, given the queue",
+    send: (stores, q) =>
+      client({ stores, workflows, queues: [q], signalHandOff: 'log' }).signal('wait', 'go', true),
+  },
+  {
+    label: "a client with 'log' hand-off, not given the queue",
+    send: (stores) => client({ stores, workflows, signalHandOff: 'log' }).signal('wait', 'go', true),
+  },
+  { label: 'deliverSignal', send: (stores) => deliverSignal(stores, 'wait', 'go', true) },
+];
+
+describe('a signal sent without a runtime to a suspended execution of a queue goes through the queue', () => {
+  for (const sender of senders) {
+    it(`${sender.label}: the execution waits for the only slot, held by another`, async () => {
       resetGauge();
       const db = h.db();
       const q = defineQueue({ name: 'one', concurrency: 1 });
       // A short lease: a hand-over through the log would be taken over long before the hog ends.
       const worker = node(db.stores, [q], 1_000);
-      const web = client({
-        stores: db.connect(),
-        workflows,
-        queues: declared ? [q] : [],
-        signalHandOff: 'log',
-      });
       const waiting = await worker.runtime.enqueue(waiter, {}, { executionId: 'wait', queue: q });
       worker.supervisor.start();
       try {
         await until(async () => (await db.stores.queues?.get('wait'))?.state === 'suspended', 5_000);
         const holder = await worker.runtime.enqueue(hog, { ms: 3_000 }, { executionId: 'hog', queue: q });
         await until(async () => (await db.stores.queues?.get('hog'))?.state === 'running', 5_000);
-        const sent = await web.signal('wait', 'go', true);
-        expect(sent).toMatchObject({ accepted: true, woke: false });
+        await sender.send(db.connect(), q);
         expect((await db.stores.queues?.get('wait'))?.state).toBe('queued');
         expect((await waiting.state())?.status).toBe('suspended');
         expect(await Promise.all([waiting.result(), holder.result()])).toEqual(['waiter', 'hog']);
@@ -194,6 +202,9 @@ describe("a client's signal to a suspended execution of a queue goes through the
       expect(gauge.overlaps).toEqual([]);
       const hogDone = await recordedAt(db.stores, 'hog', 'STEP_COMPLETED');
       expect(await recordedAt(db.stores, 'wait', 'STEP_STARTED', 'after')).toBeGreaterThanOrEqual(hogDone);
+      const log = await db.stores.events.read('wait', 0, 1_000);
+      // One resume, by the node the queue admitted it to, after the slot freed.
+      expect(log.filter((event) => event.type === 'EXECUTION_RESUMED')).toHaveLength(1);
       expect(h.backgroundErrors).toEqual([]);
     });
   }
