@@ -14,8 +14,8 @@ import { type EventType, isTerminalStatus } from './events.js';
 import type { ExecutionState } from './fold.js';
 import { MAX_EXECUTION_ID_LENGTH, newId } from './ids.js';
 import { loadState } from './load-state.js';
-import { resumeFence } from './resume-fence.js';
 import { requeueSuspended } from './queues/queued-resume.js';
+import { resumeFence } from './resume-fence.js';
 import type { Stores } from './spi.js';
 import { parseWith } from './workflow.js';
 
