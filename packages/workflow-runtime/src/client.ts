@@ -2,7 +2,8 @@
  * A client: starts, signals, cancels and reads executions without ever running a workflow
  * body, for a process (a web tier) next to the nodes that run work (adr/0043). What it writes
  * is what those nodes already pick up: seq 0 of a `pending` execution (claimed by a
- * `Supervisor` or a runtime's maintenance), a signal in the inbox, a cancellation request.
+ * `Supervisor` or a runtime's maintenance), a queue item (admitted by a `Supervisor` within
+ * the queue's limits), a signal in the inbox, a cancellation request, a schedule's pause.
  */
 import { z } from 'zod';
 import type { CancelResult } from './cancellation.js';
@@ -12,7 +13,14 @@ import type { ExecutionState } from './fold.js';
 import { handleOn, isWorkflowDefinition, type UntrustedInput, type WorkflowHandle } from './handles.js';
 import type { ListPage, ListQuery } from './inspection.js';
 import { handOverResumed, requestCancel } from './log-requests.js';
+import type { QueueDefinition } from './queues/define-queue.js';
+import { queueStoreOf } from './queues/queued-enqueue.js';
+import { requeueSuspended } from './queues/queued-resume.js';
 import { Runtime, type StartOptions } from './runtime.js';
+import type { EnqueueOptions } from './runtime-options.js';
+import type { ScheduleDefinition } from './schedules/define-schedule.js';
+import { scheduleStoreOf } from './schedules/fire-schedules.js';
+import type { ScheduleState } from './schedules/schedule-spi.js';
 import type { SignalOptions, SignalResult } from './signal-send.js';
 import type { Stores } from './spi.js';
 import type { UpdateOptions } from './update-send.js';
@@ -33,6 +41,18 @@ export interface ClientOptions {
    * `start` refuses every workflow and `signal` refuses with `UnknownWorkflowError`).
    */
   workflows?: readonly AnyWorkflow[];
+  /**
+   * The queues `enqueue({ queue })` may name: the same definitions the nodes register (default:
+   * none; then a `queue` is refused with `UnknownQueueError`). Needs `stores.queues`. The
+   * client writes the item and seq 0; a node's `Supervisor` admits it within the limits.
+   */
+  queues?: readonly QueueDefinition[];
+  /**
+   * The schedules `pauseSchedule`, `resumeSchedule` and `scheduleState` may name (default:
+   * none). Needs `stores.schedules`, and each schedule's workflow in `workflows`. A client
+   * never fires them: the leader `Supervisor` does.
+   */
+  schedules?: readonly ScheduleDefinition[];
   /** Error classes recorded errors come back as, besides the workflows' (default: none). */
   errors?: readonly ErrorClass[];
   /** Milliseconds since the epoch (default: `Date.now`). */
@@ -46,7 +66,8 @@ export interface ClientOptions {
    * the store's notification (`stores.wakeups`, PostgreSQL) makes the leader `Supervisor`
    * resume it within moments, so the supervisors must be given `wakeups`. `'log'`: also record
    * `EXECUTION_RESUMED`, and the execution is taken over once its lease lapses, by any node
-   * with a supervisor or maintenance (default: `'notify'` when `stores` has `wakeups`, else
+   * with a supervisor or maintenance; an execution of a queue is queued again instead, and
+   * resumes when its queue admits it (default: `'notify'` when `stores` has `wakeups`, else
    * `'log'`).
    */
   signalHandOff?: 'notify' | 'log';
@@ -71,16 +92,27 @@ export class Client {
     const handOff =
       parseWith(handOffSchema, options.signalHandOff, 'createClient options', 'signalHandOff') ??
       ('wakeups' in options.stores ? 'notify' : 'log');
+    // The runtime would refuse these too, but under createRuntime's name.
+    if ((options.queues?.length ?? 0) > 0) queueStoreOf(options.stores, 'createClient options');
+    if ((options.schedules?.length ?? 0) > 0) scheduleStoreOf(options.stores, 'createClient options');
     const { signalHandOff: _, ...rest } = options;
     this.runtime = new Runtime(
       { ...rest, workflows: options.workflows ?? [], maintenance: false },
       {
         handOffSignal: (state, name) =>
-          handOff === 'notify'
-            ? Promise.resolve(false)
-            : handOverResumed(this.stores, state, `signal "${name}" arrived`, this.clock),
+          handOff === 'notify' ? Promise.resolve(false) : this.handOver(state, name),
       },
     );
+  }
+
+  /**
+   * The `'log'` hand-off. An execution of a queue holds no slot while suspended and the client
+   * holds none to give it: its item is queued again, so a node resumes it once the queue admits
+   * it; `EXECUTION_RESUMED` would let lease recovery run it outside the limits (adr/0056).
+   */
+  private async handOver(state: ExecutionState, name: string): Promise<boolean> {
+    if (await requeueSuspended(this.stores, state.executionId, this.clock())) return false;
+    return handOverResumed(this.stores, state, `signal "${name}" arrived`, this.clock);
   }
 
   /**
@@ -106,19 +138,45 @@ export class Client {
     return this.handle(started.executionId);
   }
 
-  /** The same as {@link Client.start}: on a client, every start is an enqueue. */
+  /**
+   * {@link Client.start}, and with a `queue` (one of `queues`) `runtime.enqueue`'s queue path:
+   * the item and seq 0, validated first, admitted by a node's `Supervisor` within the queue's
+   * limits; a `deduplicationId` whose execution is not finished returns its handle.
+   * @example
+   * await client.enqueue(send, input, { queue: 'emails', partitionKey: tenantId });
+   */
   enqueue<In, Out, Raw, M extends WorkflowMessages>(
     workflow: WorkflowDefinition<In, Out, Raw, M>,
     input: Raw,
-    options?: StartOptions,
+    options?: EnqueueOptions,
   ): Promise<WorkflowHandle<Out, M>>;
   enqueue<In, Out, Raw, M extends WorkflowMessages, I>(
     workflow: WorkflowDefinition<In, Out, Raw, M>,
     input: UntrustedInput<I>,
-    options?: StartOptions,
+    options?: EnqueueOptions,
   ): Promise<WorkflowHandle<Out, M>>;
-  enqueue(workflow: AnyWorkflow, input: unknown, options: StartOptions = {}): Promise<WorkflowHandle> {
-    return this.start(workflow, input, options);
+  async enqueue(
+    workflow: AnyWorkflow,
+    input: unknown,
+    options: EnqueueOptions = {},
+  ): Promise<WorkflowHandle> {
+    const enqueued = await this.runtime.enqueue(workflow, input, options);
+    return this.handle(enqueued.executionId);
+  }
+
+  /** Pause schedule `name` (one of `schedules`) on every node: no due time fires until resumed. */
+  pauseSchedule(name: string): Promise<ScheduleState> {
+    return this.runtime.pauseSchedule(name);
+  }
+
+  /** Resume a paused schedule; the due times that passed while it was paused do not fire. */
+  resumeSchedule(name: string): Promise<ScheduleState> {
+    return this.runtime.resumeSchedule(name);
+  }
+
+  /** Where schedule `name` stands: its next due time, whether it is paused, its last execution. */
+  scheduleState(name: string): Promise<ScheduleState | null> {
+    return this.runtime.scheduleState(name);
   }
 
   /**

@@ -14,6 +14,7 @@ import { type EventType, isTerminalStatus } from './events.js';
 import type { ExecutionState } from './fold.js';
 import { MAX_EXECUTION_ID_LENGTH, newId } from './ids.js';
 import { loadState } from './load-state.js';
+import { requeueSuspended } from './queues/queued-resume.js';
 import { resumeFence } from './resume-fence.js';
 import type { Stores } from './spi.js';
 import { parseWith } from './workflow.js';
@@ -101,12 +102,13 @@ export async function requestCancel(
  * anything is written: an unknown execution (`ExecutionNotFoundError`), an ended one
  * (`ExecutionFinishedError`), an oversized payload (`PayloadTooLargeError`). When the
  * execution is suspended waiting for `name`, it also records `EXECUTION_RESUMED` under the
- * newest fence (no new one, adr/0016), handing it to the nodes that run it.
+ * newest fence (no new one, adr/0016), handing it to the nodes that run it; an execution of a
+ * queue is queued again instead (`QueueStore.requeue`), and resumes where its queue admits it.
  * @example
  * await deliverSignal(stores, 'order-42', 'approve', true);
  */
 export async function deliverSignal(
-  stores: Pick<Stores, 'events' | 'snapshots' | 'signals'>,
+  stores: Pick<Stores, 'events' | 'snapshots' | 'signals' | 'queues'>,
   executionId: string,
   name: string,
   payload: unknown,
@@ -132,6 +134,9 @@ export async function deliverSignal(
     return { signalId, accepted: false, handedOver: false, waitingFor };
   await stores.signals.send({ signalId, executionId: id, name: signalName, payload: text, sentAt: clock() });
   if (!waitingFor.includes(signalName)) return { signalId, accepted: true, handedOver: false, waitingFor };
+  // An execution of a queue resumes only where its queue admits it (adr/0056): queue it again.
+  if (await requeueSuspended(stores, id, clock()))
+    return { signalId, accepted: true, handedOver: true, waitingFor };
   const handedOver = await handOverResumed(stores, state, `signal "${signalName}" arrived`, clock);
   return { signalId, accepted: true, handedOver, waitingFor };
 }

@@ -34,6 +34,21 @@ export async function waitsForSlot(deps: QueuedResumeDeps, executionId: string):
 }
 
 /**
+ * For a process that holds no slot (a client): true when `executionId` belongs to a queue, whose
+ * suspended item is queued again (`QueueStore.requeue`; a queued or running one is left as it
+ * is), so the node the queue admits it to resumes it. False when it has no item (or the stores
+ * keep no queues): the caller hands it over as any other execution.
+ */
+export async function requeueSuspended(
+  stores: Pick<Stores, 'queues'>,
+  executionId: string,
+  now: number,
+): Promise<boolean> {
+  if (stores.queues === undefined) return false;
+  return (await stores.queues.requeue(executionId, now)) !== null;
+}
+
+/**
  * A run of a queue execution suspended here: give its slot back before anything can resume it
  * (suspended executions hold none). A no-op for an execution without a slot held by `owner`.
  */
