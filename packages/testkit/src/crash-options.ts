@@ -5,7 +5,7 @@ import {
   openMemoryStores,
   type Stores,
 } from '@skein/workflow-runtime';
-import { parseWith } from '@skein/workflow-runtime/internal';
+import { executionIdSchema, parseWith } from '@skein/workflow-runtime/internal';
 import { z } from 'zod';
 import type { Effects } from './effects.js';
 import { DEFAULT_CLOCK_START } from './virtual-clock.js';
@@ -64,7 +64,7 @@ export interface ResolvedCrashOptions {
 
 const isFunction = (value: unknown) => typeof value === 'function';
 const optionsSchema = z.object({
-  executionId: z.string().min(1).default('crash-test'),
+  executionId: executionIdSchema.default('crash-test'),
   openStores: z.custom<() => Stores>(isFunction, 'expected a function').default(() => openMemoryStores),
   snapshotEvery: z.number().int().nonnegative().default(3),
   when: z

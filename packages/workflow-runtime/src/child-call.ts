@@ -9,7 +9,7 @@ import type { ChildOptions } from './context-api.js';
 import { CancelledError, ChildFailedError } from './errors.js';
 import type { ChildSettledPayload, ChildStartedPayload } from './events.js';
 import type { CallRecord, ExecutionState } from './fold.js';
-import { illFormedReason, MAX_EXECUTION_ID_LENGTH, newId } from './ids.js';
+import { executionIdSchema, illFormedReason, MAX_EXECUTION_ID_LENGTH, newId } from './ids.js';
 import { featuresOf, type RunFeatures, type RunInternals } from './run-internals.js';
 import type { AnyWorkflow } from './workflow.js';
 
@@ -127,12 +127,11 @@ function childFailed(
 }
 
 function checkedId(childId: string): string {
+  if (executionIdSchema.safeParse(childId).success) return childId;
   if (typeof childId !== 'string' || childId.length === 0 || childId.length > MAX_EXECUTION_ID_LENGTH) {
     throw new RangeError(
       `ctx.child: executionId must be 1 to ${MAX_EXECUTION_ID_LENGTH} characters, got ${JSON.stringify(childId)}`,
     );
   }
-  const reason = illFormedReason(childId);
-  if (reason !== undefined) throw new RangeError(`ctx.child: executionId ${reason}`);
-  return childId;
+  throw new RangeError(`ctx.child: executionId ${illFormedReason(childId)}`);
 }

@@ -12,7 +12,7 @@ import { assertPayloadSize, DEFAULT_MAX_PAYLOAD_BYTES, encode } from './codec.js
 import { ExecutionFinishedError, ExecutionNotFoundError } from './errors.js';
 import { type EventType, isTerminalStatus } from './events.js';
 import type { ExecutionState } from './fold.js';
-import { MAX_EXECUTION_ID_LENGTH, newId } from './ids.js';
+import { executionIdSchema, MAX_EXECUTION_ID_LENGTH, newId } from './ids.js';
 import { loadState } from './load-state.js';
 import { requeueSuspended } from './queues/queued-resume.js';
 import { resumeFence } from './resume-fence.js';
@@ -44,7 +44,8 @@ export interface DeliveredSignal {
   waitingFor: string[];
 }
 
-const idSchema = z.string().min(1).max(MAX_EXECUTION_ID_LENGTH);
+/** A caller's signal id: 1 to {@link MAX_EXECUTION_ID_LENGTH} characters. */
+const signalIdSchema = z.string().min(1).max(MAX_EXECUTION_ID_LENGTH);
 const ATTEMPTS = 3;
 
 /**
@@ -61,7 +62,7 @@ export async function requestCancel(
   reason: string,
   options: LogRequestOptions = {},
 ): Promise<CancelResult> {
-  const id = parseWith(idSchema, executionId, 'executionId', 'executionId');
+  const id = parseWith(executionIdSchema, executionId, 'executionId', 'executionId');
   const why = parseWith(z.string().min(1), reason, 'cancel reason', 'reason');
   const clock = options.clock ?? Date.now;
   for (let attempt = 1; ; attempt++) {
@@ -114,10 +115,12 @@ export async function deliverSignal(
   payload: unknown,
   options: DeliverSignalOptions = {},
 ): Promise<DeliveredSignal> {
-  const id = parseWith(idSchema, executionId, 'executionId', 'executionId');
+  const id = parseWith(executionIdSchema, executionId, 'executionId', 'executionId');
   const signalName = parseWith(z.string().min(1), name, 'signal name', 'name');
   const signalId =
-    options.signalId === undefined ? newId() : parseWith(idSchema, options.signalId, 'signalId', 'signalId');
+    options.signalId === undefined
+      ? newId()
+      : parseWith(signalIdSchema, options.signalId, 'signalId', 'signalId');
   const clock = options.clock ?? Date.now;
   const state = await loadState(stores, id);
   if (state === null) throw new ExecutionNotFoundError(id);

@@ -235,6 +235,35 @@ describe.each(backings)('children (%s store)', (_, open) => {
     expect((await runtime.loadState('named'))?.parentId).toBe('first');
   });
 
+  test('a child id that is no execution id is refused with what is wrong with it', async () => {
+    const { stores } = h.open();
+    const { child } = family();
+    const ids = ['', 'x'.repeat(256), `lone-\uD800`];
+    const parent = defineWorkflow({
+      name: 'bad-id-parent',
+      input: z.object({}),
+      async run(ctx) {
+        const messages: string[] = [];
+        for (const executionId of ids) {
+          try {
+            await ctx.child(child, { n: 1 }, { executionId });
+          } catch (error) {
+            messages.push(`${(error as Error).name}: ${(error as Error).message}`);
+          }
+        }
+        return messages;
+      },
+    });
+    const runtime = h.runtime({ stores, workflows: [parent, child] });
+    await runtime.start(parent, {}, { executionId: 'bad-ids' });
+    await until(async () => (await runtime.loadState('bad-ids'))?.status === 'completed');
+    expect((await runtime.loadState('bad-ids'))?.output).toEqual([
+      'RangeError: ctx.child: executionId must be 1 to 255 characters, got ""',
+      `RangeError: ctx.child: executionId must be 1 to 255 characters, got "${'x'.repeat(256)}"`,
+      'RangeError: ctx.child: executionId must be well-formed Unicode, but has a lone surrogate (U+D800) at index 5, which cannot be stored',
+    ]);
+  });
+
   test('a child id taken by another workflow fails the call with ExecutionAlreadyExistsError', async () => {
     const { stores } = h.open();
     const { child } = family();
