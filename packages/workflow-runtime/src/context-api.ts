@@ -4,7 +4,15 @@ import type { FanOutCallOptions } from './fan-out-call.js';
 import type { FanOutSummary } from './fan-out-settlement.js';
 import type { RetryPolicy } from './retry.js';
 import type { TaskDefinition } from './task.js';
-import type { Schema, SignalName, SignalPayload, WorkflowDefinition, WorkflowMessages } from './workflow.js';
+import type {
+  Schema,
+  SignalName,
+  SignalPayload,
+  UpdateName,
+  UpdatePayload,
+  WorkflowDefinition,
+  WorkflowMessages,
+} from './workflow.js';
 
 /** What a step function receives. */
 export interface StepInfo {
@@ -172,7 +180,7 @@ export interface WorkflowContext<M extends WorkflowMessages = WorkflowMessages> 
    * const cart: string[] = [];
    * ctx.onUpdate('add', (item: string) => { cart.push(item); return cart.length; });
    */
-  onUpdate<T = unknown, R = unknown>(name: string, handler: (payload: T) => R): void;
+  onUpdate<K extends UpdateName<M>, R = unknown>(name: K, handler: (payload: UpdatePayload<M, K>) => R): void;
   /**
    * Start `workflow` as a child execution (once: replay and recovery never start a second
    * one) and resolve with its output; reject with `ChildFailedError` when it ends otherwise.

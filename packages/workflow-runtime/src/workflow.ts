@@ -29,7 +29,24 @@ export type SignalSchemas = Readonly<Record<string, Schema>>;
 export interface WorkflowMessages {
   /** Declared signals: name to payload schema. */
   readonly signals: SignalSchemas;
+  /** Declared updates: name to payload schema. */
+  readonly updates: UpdateSchemas;
 }
+
+/** The payload schemas of the updates a workflow declares, by update name. */
+export type UpdateSchemas = Readonly<Record<string, Schema>>;
+
+/** The update map of `M`. */
+type UpdatesOf<M extends WorkflowMessages> = M['updates'];
+
+/** Names of the updates `M` declares (`string` when it declares none). */
+export type UpdateName<M extends WorkflowMessages> = keyof UpdatesOf<M> & string;
+
+/** What `ctx.onUpdate(name, handler)`'s handler receives: the output of the declared schema. */
+export type UpdatePayload<M extends WorkflowMessages, K extends UpdateName<M>> = z.output<UpdatesOf<M>[K]>;
+
+/** What a sender passes for update `name`: the input of the declared schema. */
+export type UpdateInput<M extends WorkflowMessages, K extends UpdateName<M>> = z.input<UpdatesOf<M>[K]>;
 
 /** Names of the signals `M` declares (`string` when it declares none). */
 export type SignalName<M extends WorkflowMessages> = keyof M['signals'] & string;
@@ -45,7 +62,13 @@ export type MessagesOf<W> =
   W extends WorkflowDefinition<infer _In, infer _Out, infer _Raw, infer M> ? M : never;
 
 /** What {@link defineWorkflow} takes; `S` is the type of `signals`. */
-export interface WorkflowSpec<In, Out, Raw = In, S extends SignalSchemas = SignalSchemas> {
+export interface WorkflowSpec<
+  In,
+  Out,
+  Raw = In,
+  S extends SignalSchemas = SignalSchemas,
+  U extends UpdateSchemas = UpdateSchemas,
+> {
   /** Unique name; recorded with each execution. */
   name: string;
   /** Version of the code; each execution is pinned to the version it started with (default: 1). */
@@ -66,7 +89,7 @@ export interface WorkflowSpec<In, Out, Raw = In, S extends SignalSchemas = Signa
    * and the body's `ctx.onUpdate(name, handler)` receives the payload parsed with it
    * (default: none accepted).
    */
-  updates?: Readonly<Record<string, Schema>>;
+  updates?: U;
   /**
    * Error classes of your own that the body tells apart (`instanceof`): a recorded error of
    * one of these classes (a step's failure, a child's error) comes back as an instance of it,
@@ -76,7 +99,7 @@ export interface WorkflowSpec<In, Out, Raw = In, S extends SignalSchemas = Signa
    */
   errors?: readonly ErrorClass[];
   /** The workflow body. Every side effect belongs in `ctx.step`. */
-  run(ctx: WorkflowContext<{ signals: S }>, input: In): Promise<Out>;
+  run(ctx: WorkflowContext<{ readonly signals: S; readonly updates: U }>, input: In): Promise<Out>;
 }
 
 /**
@@ -120,9 +143,15 @@ export type AnyWorkflow = WorkflowDefinition<any, any, any, any>;
  *   },
  * });
  */
-export function defineWorkflow<In, Out, Raw = In, S extends SignalSchemas = SignalSchemas>(
-  spec: WorkflowSpec<In, Out, Raw, S>,
-): WorkflowDefinition<In, Out, Raw, { signals: S }> {
+export function defineWorkflow<
+  In,
+  Out,
+  Raw = In,
+  S extends SignalSchemas = SignalSchemas,
+  U extends UpdateSchemas = UpdateSchemas,
+>(
+  spec: WorkflowSpec<In, Out, Raw, S, U>,
+): WorkflowDefinition<In, Out, Raw, { readonly signals: S; readonly updates: U }> {
   if (typeof spec.name !== 'string' || spec.name.length === 0) {
     throw new TypeError('defineWorkflow: name must be a non-empty string');
   }
