@@ -266,7 +266,7 @@ export class InvalidInputError extends SkeinError {
   ) {
     super(
       ErrorCodes.InvalidInput,
-      `${where} is invalid: ${issues.map((issue) => `${issue.path}: ${issue.message}`).join('; ')}`,
+      `${where} is invalid: ${issues.map((issue) => (issue.path === '' ? issue.message : `${issue.path}: ${issue.message}`)).join('; ')}`,
       options,
     );
   }

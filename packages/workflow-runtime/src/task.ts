@@ -4,11 +4,11 @@
  * `FanOutWorker` runs it for the items of the chunks it claims.
  */
 import type { z } from 'zod';
+import { taskSpecSchema } from './definition-schemas.js';
 import { describeThrown } from './describe-thrown.js';
-import { InvalidInputError, NonRetryableError } from './errors.js';
-import { illFormedReason } from './ids.js';
+import { NonRetryableError } from './errors.js';
 import { checkedRetryPolicy, type RetryPolicy, resolveRetryPolicy, retryDelay } from './retry.js';
-import { parseWith, type Schema } from './workflow.js';
+import { describeName, parseWith, type Schema } from './workflow.js';
 
 /** What a task's `run` learns about the attempt it is. */
 export interface TaskAttemptInfo {
@@ -99,35 +99,10 @@ export const DEFAULT_TASK_ATTEMPTS = 3;
  * });
  */
 export function defineTask<In, Out, Raw = In>(spec: TaskSpec<In, Out, Raw>): TaskDefinition<In, Out, Raw> {
-  const where = `defineTask(${JSON.stringify(spec?.name)})`;
-  const issues: { path: string; message: string }[] = [];
-  if (typeof spec?.name !== 'string' || spec.name.length === 0 || spec.name.length > 255)
-    issues.push({ path: 'name', message: 'must be a non-empty string of at most 255 characters' });
-  else {
-    const bad = illFormedReason(spec.name);
-    if (bad !== undefined) issues.push({ path: 'name', message: bad });
-  }
-  const version = spec?.version ?? 1;
-  if (!Number.isSafeInteger(version) || version < 1)
-    issues.push({ path: 'version', message: `must be a positive integer, got ${String(version)}` });
-  if (typeof spec?.input?.safeParse !== 'function')
-    issues.push({ path: 'input', message: 'must be a zod schema' });
-  if (spec?.output !== undefined && typeof spec.output.safeParse !== 'function')
-    issues.push({ path: 'output', message: 'must be a zod schema' });
-  const sandbox = spec?.sandbox;
-  if (sandbox === undefined && typeof spec?.run !== 'function')
-    issues.push({ path: 'run', message: 'must be a function (or give sandbox)' });
-  if (sandbox !== undefined && spec.run !== undefined)
-    issues.push({ path: 'sandbox', message: 'cannot be given with run: a task runs one or the other' });
-  if (
-    sandbox !== undefined &&
-    (sandbox.component === undefined || typeof sandbox.pool?.invoke !== 'function')
-  )
-    issues.push({
-      path: 'sandbox',
-      message: 'needs a component and a pool with invoke(component, input, limits)',
-    });
-  if (issues.length > 0) throw new InvalidInputError(where, issues);
+  const where = `defineTask(${describeName(spec?.name)})`;
+  parseWith(taskSpecSchema, spec, where, '');
+  const version = spec.version ?? 1;
+  const sandbox = spec.sandbox;
   const policy = checkedRetryPolicy(spec.retry ?? {}, where);
   const retry = resolveRetryPolicy({ maxAttempts: DEFAULT_TASK_ATTEMPTS, initialMs: 1_000, ...policy });
   return Object.freeze({

@@ -1,6 +1,7 @@
 /** Workflow definitions and the registry a runtime resolves them from. */
 import type { z } from 'zod';
 import type { WorkflowContext } from './context-api.js';
+import { workflowSpecSchema } from './definition-schemas.js';
 import { describeThrown } from './describe-thrown.js';
 import { checkedErrorClasses } from './error-classes.js';
 import {
@@ -10,8 +11,6 @@ import {
   UnknownWorkflowError,
   type ValidationIssue,
 } from './errors.js';
-import { illFormedReason } from './ids.js';
-import { isReservedForUpdates, UPDATE_PREFIX } from './update-inbox.js';
 
 /** A zod schema (or anything with zod's `safeParse`). */
 export type Schema<T = unknown, In = unknown> = z.ZodType<T, In>;
@@ -132,6 +131,7 @@ export type AnyWorkflow = WorkflowDefinition<any, any, any, any>;
 /**
  * Define a workflow. Its declared signals type the body's `ctx.waitForSignal` and the
  * senders' `handle.signal`: an undeclared name or a payload of another type fails to compile.
+ * A malformed definition is refused with `InvalidInputError`, naming every bad field.
  * @example
  * const order = defineWorkflow({
  *   name: 'order',
@@ -152,24 +152,13 @@ export function defineWorkflow<
 >(
   spec: WorkflowSpec<In, Out, Raw, S, U>,
 ): WorkflowDefinition<In, Out, Raw, { readonly signals: S; readonly updates: U }> {
-  if (typeof spec.name !== 'string' || spec.name.length === 0) {
-    throw new TypeError('defineWorkflow: name must be a non-empty string');
-  }
-  const badName = illFormedReason(spec.name);
-  if (badName !== undefined) throw new TypeError(`defineWorkflow: name ${badName}`);
+  const where = `defineWorkflow(${describeName(spec?.name)})`;
+  parseWith(workflowSpecSchema, spec, where, '');
   const version = spec.version ?? 1;
-  if (!Number.isSafeInteger(version) || version < 1) {
-    throw new TypeError(`defineWorkflow("${spec.name}"): version must be a positive integer, got ${version}`);
-  }
-  if (typeof spec.input?.safeParse !== 'function') {
-    throw new TypeError(`defineWorkflow("${spec.name}"): input must be a zod schema`);
-  }
-  if (typeof spec.run !== 'function')
-    throw new TypeError(`defineWorkflow("${spec.name}"): run must be a function`);
   // No `signals` given: S is its default, the open map, and an empty one is an instance of it.
-  const signals = checkedMessages(spec.name, 'signal', spec.signals) as S;
-  const updates = checkedMessages(spec.name, 'update', spec.updates);
-  const errors = Object.freeze(checkedErrorClasses(spec.errors ?? [], `defineWorkflow("${spec.name}")`));
+  const signals = Object.freeze({ ...(spec.signals ?? {}) }) as S;
+  const updates = Object.freeze({ ...(spec.updates ?? {}) });
+  const errors = Object.freeze(checkedErrorClasses(spec.errors ?? [], where));
   return Object.freeze({
     name: spec.name,
     version,
@@ -182,23 +171,9 @@ export function defineWorkflow<
   });
 }
 
-/** The declared signals or updates of a workflow, frozen: well-formed names, each with a zod schema. */
-function checkedMessages(
-  workflow: string,
-  kind: 'signal' | 'update',
-  declared: Readonly<Record<string, Schema>> | undefined,
-): Readonly<Record<string, Schema>> {
-  const messages = Object.freeze({ ...(declared ?? {}) });
-  for (const [name, schema] of Object.entries(messages)) {
-    const bad =
-      illFormedReason(name) ??
-      (isReservedForUpdates(name) ? `must not start with "${UPDATE_PREFIX}"` : undefined);
-    if (bad !== undefined)
-      throw new TypeError(`defineWorkflow("${workflow}"): ${kind} name ${JSON.stringify(name)} ${bad}`);
-    if (typeof schema?.safeParse !== 'function')
-      throw new TypeError(`defineWorkflow("${workflow}"): ${kind} "${name}" must have a zod schema`);
-  }
-  return messages;
+/** A definition's name as its refusals quote it: the string, or what was given instead. */
+export function describeName(name: unknown): string {
+  return typeof name === 'string' ? JSON.stringify(name) : typeof name;
 }
 
 /**
@@ -229,7 +204,7 @@ export function parseWith<T>(schema: Schema<T>, value: unknown, where: string, r
   }
   if (result.success) return result.data;
   const issues: ValidationIssue[] = result.error.issues.map((issue) => ({
-    path: [root, ...issue.path.map(String)].join('.'),
+    path: [...(root === '' ? [] : [root]), ...issue.path.map(String)].join('.'),
     message: issue.message,
   }));
   throw new InvalidInputError(where, issues, { cause: result.error });

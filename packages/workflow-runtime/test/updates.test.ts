@@ -278,7 +278,7 @@ describe('updates: definitions and handlers are checked', () => {
   test('defineWorkflow refuses an update without a schema, and a signal or update name with the reserved prefix', () => {
     const base = { name: 'w', input: z.object({}), run: async () => 1 };
     expect(() => defineWorkflow({ ...base, updates: { add: 'nope' as never } })).toThrow(
-      'update "add" must have a zod schema',
+      'updates.add: must be a zod schema',
     );
     expect(() => defineWorkflow({ ...base, signals: { '$update:add': z.string() } })).toThrow(
       'must not start with "$update:"',
