@@ -1,5 +1,7 @@
 /** A circuit breaker for dispatch: opens after N consecutive failures, half-open after a cool-down. */
 import { CircuitOpenError } from '@skein/worker-runtime';
+import { durationMsSchema, parseWith } from '@skein/workflow-runtime/internal';
+import { z } from 'zod';
 
 /** Options of {@link CircuitBreaker}. */
 export interface CircuitOptions {
@@ -10,6 +12,12 @@ export interface CircuitOptions {
   /** Milliseconds since the epoch (default: `Date.now`). Tests inject a clock. */
   clock?: () => number;
 }
+
+const circuitOptionsSchema = z.object({
+  failureThreshold: z.number().int().min(1).optional(),
+  coolDownMs: durationMsSchema.optional(),
+  clock: z.custom<() => number>((value) => typeof value === 'function', 'must be a function').optional(),
+});
 
 /** `closed`: calls pass; `open`: calls are refused; `half-open`: one trial call passes. */
 export type CircuitState = 'closed' | 'open' | 'half-open';
@@ -25,13 +33,10 @@ export class CircuitBreaker {
   private trialInFlight = false;
 
   constructor(options: CircuitOptions = {}) {
-    this.threshold = options.failureThreshold ?? 5;
-    this.coolDownMs = options.coolDownMs ?? 30_000;
+    const checked = parseWith(circuitOptionsSchema, options, 'circuit breaker options', 'circuit');
+    this.threshold = checked.failureThreshold ?? 5;
+    this.coolDownMs = checked.coolDownMs ?? 30_000;
     this.clock = options.clock ?? Date.now;
-    if (!Number.isInteger(this.threshold) || this.threshold < 1)
-      throw new RangeError(`circuit.failureThreshold must be an integer >= 1, got ${this.threshold}`);
-    if (!Number.isFinite(this.coolDownMs) || this.coolDownMs < 0)
-      throw new RangeError(`circuit.coolDownMs must be >= 0, got ${this.coolDownMs}`);
   }
 
   /** The state now (an open circuit past its cool-down reads `half-open`). */

@@ -1,4 +1,5 @@
 /** The ready predicate for `recoverAbandoned`: an execution whose lease expired (adr/0006). */
+import { optionalPositiveMs } from './durations.js';
 import { DEFAULT_LEASE_TTL_MS, executionLeaseKey } from './leases.js';
 import type { AbandonedPredicate } from './recover-abandoned.js';
 import type { ExecutionSummary, Stores } from './spi.js';
@@ -28,10 +29,8 @@ export function leaseExpired(
   stores: Pick<Stores, 'leases'>,
   options: LeaseExpiredOptions = {},
 ): AbandonedPredicate {
-  const ttlMs = options.ttlMs ?? DEFAULT_LEASE_TTL_MS;
+  const ttlMs = optionalPositiveMs(options.ttlMs, 'leaseExpired options', 'ttlMs') ?? DEFAULT_LEASE_TTL_MS;
   const clock = options.clock ?? Date.now;
-  if (!Number.isFinite(ttlMs) || ttlMs <= 0)
-    throw new RangeError(`leaseExpired: ttlMs must be > 0, got ${ttlMs}`);
   return async (execution: ExecutionSummary) => {
     const lease = await stores.leases.get(executionLeaseKey(execution.executionId));
     const now = clock();
