@@ -9,6 +9,7 @@ import {
   type ExecuteRequest,
   type ExecutionState,
   fold,
+  InvalidInputError,
   isTerminalStatus,
   readHistory,
   type Stores,
@@ -142,9 +143,18 @@ export async function crashAt(
   const reference = options.reference ?? (await referenceRun(workflow, input, resolved));
   const op = reference.writes[point.k];
   if (!Number.isInteger(point.k) || op === undefined || (point.when !== 'before' && point.when !== 'after')) {
-    throw new RangeError(
-      `crash point ${JSON.stringify(point)}: k must be an integer in 0..${reference.writes.length - 1} and when "before" or "after"`,
-    );
+    const issues = [];
+    if (!Number.isInteger(point.k) || op === undefined)
+      issues.push({
+        path: 'point.k',
+        message: `must be an integer in 0..${reference.writes.length - 1}, got ${String(point.k)}`,
+      });
+    if (point.when !== 'before' && point.when !== 'after')
+      issues.push({
+        path: 'point.when',
+        message: `must be "before" or "after", got ${JSON.stringify(point.when)}`,
+      });
+    throw new InvalidInputError('crashAt', issues);
   }
   const run = await setUp(workflow, input, resolved);
   try {

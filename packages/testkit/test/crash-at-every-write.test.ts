@@ -180,7 +180,8 @@ describe('crashAtEveryWrite', () => {
     await expect(crashAtEveryWrite(order, { qty: 1 }, { when: [] })).rejects.toThrow(InvalidInputError);
     await expect(crashAtEveryWrite(42 as never, {})).rejects.toThrow(/workflow/);
     await expect(crashAt(order, { qty: 1 }, { k: 999, when: 'before' })).rejects.toThrow(
-      /k must be an integer in 0\.\.\d+/,
+      /crashAt is invalid: point\.k: must be an integer in 0\.\.\d+, got 999/,
     );
+    await expect(crashAt(order, { qty: 1 }, { k: 0, when: 'during' as never })).rejects.toThrow(InvalidInputError);
   });
 });
