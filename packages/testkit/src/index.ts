@@ -47,5 +47,6 @@ export {
   type WriteOp,
   WriteOps,
 } from './faulty-store.js';
+export { checkChains } from './crash-checks.js';
 export { assertInvariants, checkLog, checkSnapshots, type LogEntry } from './invariants.js';
 export { DEFAULT_CLOCK_START, VirtualClock } from './virtual-clock.js';
