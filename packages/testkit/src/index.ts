@@ -16,6 +16,7 @@ export {
   type SleepBranch,
   type StepBranch,
 } from './concurrent-workflows.js';
+export { checkChains } from './crash-checks.js';
 export type { CrashTestOptions, WorkflowUnderTest } from './crash-options.js';
 export {
   type CrashAtOptions,
@@ -47,6 +48,5 @@ export {
   type WriteOp,
   WriteOps,
 } from './faulty-store.js';
-export { checkChains } from './crash-checks.js';
 export { assertInvariants, checkLog, checkSnapshots, type LogEntry } from './invariants.js';
 export { DEFAULT_CLOCK_START, VirtualClock } from './virtual-clock.js';

@@ -20,7 +20,13 @@ function looper(effects: Effects) {
     input: z.object({ n: z.number().int(), got: z.array(z.string()) }),
     signals: { go: z.string() },
     async run(ctx, { n, got }) {
-      const seen = [...got, await ctx.step('work', effects.track('work', () => `work ${n}`))];
+      const seen = [
+        ...got,
+        await ctx.step(
+          'work',
+          effects.track('work', () => `work ${n}`),
+        ),
+      ];
       if (n === 1) seen.push(await ctx.waitForSignal('go'));
       // A recovery adds events, so the size decides, but is not part of the output.
       const { length } = await ctx.historySize();
@@ -52,7 +58,9 @@ describe.each(stores)('crashAtEveryWrite with continue-as-new (%s)', (_name, ope
     });
     expect(report.outcomes.length).toBe(2 * report.writes);
     // The writes include both halves of each hand-over, so crashes fell between them.
-    expect(report.outcomes.filter((outcome) => outcome.status === 'completed')).toHaveLength(report.outcomes.length);
+    expect(report.outcomes.filter((outcome) => outcome.status === 'completed')).toHaveLength(
+      report.outcomes.length,
+    );
   });
 });
 
@@ -84,9 +92,26 @@ describe('checkChains', () => {
     }) as Envelope;
 
   it('passes linked logs and names a successor whose predecessor never ended continued', () => {
-    expect(checkChains(new Map([['a', [started('a'), continued('a', 'a~1')]], ['a~1', [started('a~1', 'a')]]]))).toEqual([]);
-    expect(checkChains(new Map([['a', [started('a')]], ['a~1', [started('a~1', 'a')]]]))).toEqual([
-      { invariant: 'chain', message: '"a~1" continues "a", which did not end continued as it (EXECUTION_STARTED)' },
+    expect(
+      checkChains(
+        new Map([
+          ['a', [started('a'), continued('a', 'a~1')]],
+          ['a~1', [started('a~1', 'a')]],
+        ]),
+      ),
+    ).toEqual([]);
+    expect(
+      checkChains(
+        new Map([
+          ['a', [started('a')]],
+          ['a~1', [started('a~1', 'a')]],
+        ]),
+      ),
+    ).toEqual([
+      {
+        invariant: 'chain',
+        message: '"a~1" continues "a", which did not end continued as it (EXECUTION_STARTED)',
+      },
     ]);
     expect(checkChains(new Map([['a', [started('a'), continued('a', 'a~1')]]]))).toEqual([
       { invariant: 'chain', message: '"a" continued as "a~1", whose seq 0 is missing' },

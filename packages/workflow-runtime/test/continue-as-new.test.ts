@@ -236,6 +236,43 @@ describe.each(realStores)('continue-as-new on %s', (_name, open: OpenStores) => 
     }
   });
 
+  it('a hand-over cut short after the end (the process died) is finished by the maintenance that claims the pending successor', async () => {
+    // No maintenance here until the last node: the pending work waits for the node that claims it.
+    await runtime.close();
+    const sender = createRuntime({ stores, workflows: [summer], maintenance: false });
+    await sender.enqueue(summer, { sum: 0, seen: 0, goal: 2, every: 1 }, { executionId: 'adopt-1' });
+    await sender.signal('adopt-1', 'add', 1);
+    await sender.signal('adopt-1', 'add', 2);
+    await sender.close();
+    // This node dies right after EXECUTION_CONTINUED: its hand-over never reads the old inbox.
+    const dying = createRuntime({
+      stores: {
+        ...stores,
+        signals: {
+          ...stores.signals,
+          send: (signal, options) => stores.signals.send(signal, options),
+          complete: (id, signalId) => stores.signals.complete(id, signalId),
+          clear: (id) => stores.signals.clear(id),
+          async pending(id, query) {
+            if (id === 'adopt-1' && (await stores.events.getExecution(id))?.status === 'continued')
+              throw new Error('the process died here');
+            return stores.signals.pending(id, query);
+          },
+        },
+      },
+      workflows: [summer],
+      maintenance: false,
+    });
+    await expect(dying.execute({ executionId: 'adopt-1', workflow: 'summer' })).rejects.toThrow(/died here/);
+    await dying.close();
+    expect(await stores.events.getExecution('adopt-1~1')).toMatchObject({ status: 'pending' });
+    expect((await stores.signals.pending('adopt-1')).map((signal) => signal.payload)).toEqual(['2']);
+    // Another node's maintenance claims the pending successor; the claim takes the stranded signal.
+    runtime = createRuntime({ stores, workflows: [summer] });
+    await runtime.maintain();
+    expect(await within(runtime.result('adopt-1'), 5_000)).toBe(3);
+  });
+
   it('an update sent to the first id after the continue reaches the current run and returns its result', async () => {
     await runtime.start(cart, { items: [], round: 0 }, { executionId: 'cart-1' });
     expect(await runtime.update('cart-1', 'add', 'apple', { updateId: 'u1' })).toBe('0:1');
