@@ -108,6 +108,15 @@ function within<T>(promise: Promise<T>, ms: number): Promise<T> {
   ]);
 }
 
+const parent = defineWorkflow({
+  name: 'parent',
+  version: 1,
+  input: z.object({}),
+  async run(ctx) {
+    return ctx.child(counter, { total: 6, done: 0, every: 2 });
+  },
+});
+
 async function chainOf(runtime: Runtime, root: string): Promise<ExecutionState[]> {
   const chain: ExecutionState[] = [];
   let id: string | undefined = root;
@@ -125,7 +134,7 @@ describe.each(realStores)('continue-as-new on %s', (_name, open: OpenStores) => 
   let runtime: Runtime;
   beforeEach(async () => {
     stores = await open();
-    runtime = createRuntime({ stores, workflows: [counter, summer, cart, refusing, measuring] });
+    runtime = createRuntime({ stores, workflows: [counter, summer, cart, refusing, measuring, parent] });
   });
   afterEach(async () => {
     await runtime.close();
@@ -286,6 +295,17 @@ describe.each(realStores)('continue-as-new on %s', (_name, open: OpenStores) => 
     expect(await runtime.result('cart-1')).toEqual(['apple', 'pear']);
     const old = await runtime.loadState('cart-1');
     expect(old).toMatchObject({ status: 'continued', continuedAs: 'cart-1~1' });
+  });
+
+  it("a child that continues keeps its parent, which gets the output of the chain's last run", async () => {
+    const handle = await runtime.start(parent, {}, { executionId: 'parent-1' });
+    expect(await within(handle.result(), 10_000)).toBe(6);
+    const chain = await chainOf(runtime, 'parent-1-child-0');
+    expect(chain.map((state) => [state.executionId, state.status, state.parentId])).toEqual([
+      ['parent-1-child-0', 'continued', 'parent-1'],
+      ['parent-1-child-0~1', 'continued', 'parent-1'],
+      ['parent-1-child-0~2', 'completed', 'parent-1'],
+    ]);
   });
 
   it('L7: a continue with an input the schema refuses throws in the body and writes nothing', async () => {
