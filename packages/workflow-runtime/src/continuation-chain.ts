@@ -132,11 +132,29 @@ export async function adoptInbox(deps: FeatureDeps, successor: ExecutionState): 
 export async function handOver(deps: FeatureDeps, state: ExecutionState): Promise<void> {
   const successorId = state.continuedAs;
   if (successorId === undefined) return;
-  await moveSignals(deps, state, successorId);
+  try {
+    await moveSignals(deps, state, successorId);
+    await startSuccessorRun(deps, state, successorId);
+  } finally {
+    deps.handingOver.delete(successorId);
+  }
+}
+
+/**
+ * Claim the pending successor's lease (the mutex with other nodes' claims of pending work, as
+ * a maintenance pass or a Supervisor takes it) and run it here under a new fence.
+ */
+async function startSuccessorRun(
+  deps: FeatureDeps,
+  state: ExecutionState,
+  successorId: string,
+): Promise<void> {
   if (deps.closed() || deps.bodyRunning(successorId)) return;
+  if (!(await deps.claimLease(successorId))) return; // another node claimed it: its run is the one
   const successor = await deps.loadState(successorId);
   if (successor?.status !== 'pending') {
-    // Claimed already (it may wait for a signal just moved): wake it if so.
+    await deps.releaseLease(successorId);
+    // Claimed and run already (it may wait for a signal just moved): wake it if so.
     await resumeIfArrived(deps, successorId, `signals moved from "${state.executionId}"`);
     return;
   }

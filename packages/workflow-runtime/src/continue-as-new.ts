@@ -22,6 +22,9 @@ export interface ContinuationFeatures {
   /** The log the body's `ctx.historySize()` measures. */
   events: EventStore;
   maxPayloadBytes: number;
+  /** Keep this runtime's maintenance off `successorId` until its hand-over (or `release`). */
+  reserve(successorId: string): void;
+  release(successorId: string): void;
   /** The definition a successor of `workflow` runs: its newest registered version. */
   successorWorkflow(workflow: string): AnyWorkflow;
   /**
@@ -93,17 +96,28 @@ export async function endContinued(
   fail: (error: unknown) => Promise<RunOutcome>,
 ): Promise<RunOutcome> {
   const { continuation } = featuresOf(run, 'ctx.continueAsNew');
-  // This log (its seq 0 at least) is durable before a successor names it.
-  await run.writer.flush();
+  const { workflow, successorId, input, from, parentId } = request;
+  // The hand-over after this run starts the successor; until then this runtime's maintenance waits.
+  continuation.reserve(successorId);
   try {
-    const { workflow, successorId, input, from, parentId } = request;
-    await continuation.startSuccessor(workflow, successorId, input, from, parentId);
+    // This log (its seq 0 at least) is durable before a successor names it.
+    await run.writer.flush();
+    try {
+      await continuation.startSuccessor(workflow, successorId, input, from, parentId);
+    } catch (error) {
+      if (error instanceof ExecutionAlreadyExistsError) {
+        continuation.release(successorId);
+        return fail(error);
+      }
+      throw error;
+    }
+    const payload: ContinuedPayload = { successorId, position: request.position };
+    const state = run.writer.record('EXECUTION_CONTINUED', payload, `continue as "${successorId}"`);
+    await run.writer.flush();
+    return { kind: 'terminal', state };
   } catch (error) {
-    if (error instanceof ExecutionAlreadyExistsError) return fail(error);
+    // Fenced out or the store failed: no hand-over here; whoever finishes the run does it.
+    continuation.release(successorId);
     throw error;
   }
-  const payload: ContinuedPayload = { successorId: request.successorId, position: request.position };
-  const state = run.writer.record('EXECUTION_CONTINUED', payload, `continue as "${request.successorId}"`);
-  await run.writer.flush();
-  return { kind: 'terminal', state };
 }

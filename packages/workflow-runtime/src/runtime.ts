@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { blockageStands, blockedView } from './blockage.js';
 import { type CancelResult, cancelExecution } from './cancellation.js';
 import { Codec, DEFAULT_MAX_PAYLOAD_BYTES } from './codec.js';
+import { handOverDeps } from './continuation-features.js';
 import { deadLetterExecution } from './dead-letter.js';
 import { DestinationShares } from './destination-shares.js';
 import { optionalPositiveMs } from './durations.js';
@@ -224,7 +225,7 @@ export class Runtime {
         onError: this.onError,
         runs: (name) => this.registry.has(name),
         workflows: () => this.registry.workflowNames(),
-        running: (id) => this.lifecycle.active.has(id),
+        running: (id) => this.lifecycle.active.has(id) || this.features.handingOver.has(id),
         runOf: (id) => this.lifecycle.active.get(id),
         execute: ({ executionId, workflow }) => {
           this.assertOpen();
@@ -763,6 +764,12 @@ export class Runtime {
         this.lifecycle.bootstrapWithRetry(definition, childId, input, { run: true, parentId }),
       cancel: (id, reason) => this.cancel(id, reason),
       waitsForSlot: (id) => waitsForSlot(this.queuedResume(), id),
+      ...handOverDeps(
+        this.stores,
+        () => this.leaseOwner,
+        () => this.leaseTtlMs,
+        this.clock,
+      ),
     };
   }
 

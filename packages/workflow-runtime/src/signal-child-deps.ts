@@ -52,6 +52,11 @@ export interface FeatureDeps {
     from: ContinuedFrom,
     parentId: string | undefined,
   ): Promise<'exists' | { outcome: Promise<unknown> }>;
+  /** Successors whose hand-over is under way here: this runtime's maintenance leaves them alone (adr/0063). */
+  handingOver: Set<string>;
+  /** Take the execution lease of `executionId` for this runtime's owner; false when another holds it. */
+  claimLease(executionId: string): Promise<boolean>;
+  releaseLease(executionId: string): Promise<void>;
   /** Write seq 0 of a child and run it here; 'exists' when another start won seq 0. */
   startChild(definition: AnyWorkflow, childId: string, input: unknown, parentId: string): Promise<unknown>;
   cancel(executionId: string, reason: string): Promise<unknown>;
