@@ -5,7 +5,7 @@
  * prove the bench works. `--only a,b` runs the suites (and, in `peers` and `counts`, the
  * engines) tagged with any of the names, e.g. `--only sqlite`, `--only postgres`,
  * `--only peers`, `--only memory`, `--only sandbox`, `--only build`, `--only queues`, `--only outbox`,
- * `--only fanout`, `--only streams`
+ * `--only fanout`, `--only streams`, `--only continue`
  * (RabbitMQ at SKEIN_AMQP_URL; skipped loudly without it, a failure under CI=true).
  * PostgreSQL is at SKEIN_PG_URL (default: the local server); without it the PostgreSQL parts
  * are skipped loudly, except under CI=true, where that is a failure.
@@ -20,6 +20,7 @@ import { skeinPostgres } from './engines/skein-postgres.js';
 import { skeinSqlite } from './engines/skein-sqlite.js';
 import { report, saveResults } from './report.js';
 import { buildFullSizes, buildSmokeSizes, buildVsSrc } from './scenarios/build-vs-src.js';
+import { continueAsNew } from './scenarios/continue-as-new.js';
 import { executorFullSizes, executorSmokeSizes, executors } from './scenarios/executors.js';
 import { fanOut, fanOutFullSizes, fanOutSmokeSizes } from './scenarios/fan-out.js';
 import { loadStateCost } from './scenarios/load-state-cost.js';
@@ -161,6 +162,11 @@ if (picked(['load-state', 'sqlite'])) {
 }
 if (picked(['resume'])) {
   report(`resume${suffix}`, await resumeCost(smoke ? [20, 100] : [1_000, 10_000]), { smoke });
+}
+if (picked(['continue'])) {
+  report(`continue${suffix}`, await continueAsNew(smoke ? 20 : 2_000, smoke ? 5 : 200, smoke ? 1 : 3), {
+    smoke,
+  });
 }
 if (picked(['streams'])) {
   if (!pgUp) skipped('streams on PostgreSQL');

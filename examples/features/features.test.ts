@@ -1,7 +1,8 @@
-/** Every example of docs/{sleep,signals,messages,children,cancellation,versions,inspection}.md runs, on in-memory stores. */
+/** Every example of docs/{sleep,signals,messages,children,cancellation,versions,inspection,continue-as-new}.md runs, on in-memory stores. */
 import { describe, expect, test } from 'vitest';
 import { main as cancellation } from './cancellation.js';
 import { main as children } from './children.js';
+import { main as continueAsNew } from './continue-as-new.js';
 import { main as inspection } from './inspection.js';
 import { main as messages } from './messages.js';
 import { main as signals } from './signals.js';
@@ -45,6 +46,16 @@ describe('feature examples (docs/)', () => {
       refused: 'execution "greet-old": workflow "greet" version 1 is not registered (registered: greet@2)',
       pending: [{ executionId: 'greet-old', version: 1, registered: false }],
     });
+  });
+
+  test('continue-as-new: the tally counts every signal across a chain of bounded logs', async () => {
+    const { output, chain } = (await continueAsNew()) as { output: number; chain: string[] };
+    expect(output).toBe(30);
+    // How many runs it takes depends on how the signals met the runs; each but the last continued.
+    expect(chain.length).toBeGreaterThan(1);
+    expect(chain[0]).toBe('tally-1 continued');
+    expect(chain.at(-1)).toBe(`tally-1~${chain.length - 1} completed`);
+    expect(chain.slice(0, -1).every((link) => link.endsWith(' continued'))).toBe(true);
   });
 
   test('inspection: suspended jobs are listed page by page', async () => {

@@ -62,6 +62,7 @@ const TAKEOVERS = new Set<EventType>([
   'EXECUTION_FAILED',
   'EXECUTION_CANCELLED',
   'EXECUTION_DEAD_LETTERED',
+  'EXECUTION_CONTINUED',
 ]);
 
 /** Build the timeline of one execution's envelopes (in seq order). */
@@ -203,8 +204,13 @@ export function summarize(envelope: Envelope): string {
     case 'EXECUTION_STARTED':
       return (
         `${String(p.workflow)} v${String(p.version)} input ${short(p.input)}` +
-        (typeof p.parentId === 'string' ? ` (child of ${p.parentId})` : '')
+        (typeof p.parentId === 'string' ? ` (child of ${p.parentId})` : '') +
+        (typeof p.continuedFrom === 'object' && p.continuedFrom !== null
+          ? ` (continues ${String((p.continuedFrom as { executionId?: unknown }).executionId)})`
+          : '')
       );
+    case 'EXECUTION_CONTINUED':
+      return `continued as ${String(p.successorId)}`;
     case 'STEP_STARTED':
       return `step "${String(p.name)}" #${String(p.position)} attempt ${String(p.attempt)}`;
     case 'STEP_COMPLETED':

@@ -109,3 +109,35 @@ export function checkOutcome(reference: ExecutionState, final: ExecutionState): 
   }
   return [];
 }
+
+/**
+ * Continue-as-new links (adr/0063), on the final logs: every execution that ended
+ * `EXECUTION_CONTINUED` names a successor whose seq 0 names it back, and every successor's
+ * predecessor ended continued as it (a crash between the two writes was finished by recovery).
+ */
+export function checkChains(logs: ReadonlyMap<string, readonly Envelope[]>): Violation[] {
+  const violations: Violation[] = [];
+  for (const [id, log] of logs) {
+    const last = log.at(-1);
+    if (last?.type === 'EXECUTION_CONTINUED') {
+      const successorId = last.payload.successorId;
+      const first = logs.get(successorId)?.[0];
+      const from = first?.type === 'EXECUTION_STARTED' ? first.payload.continuedFrom : undefined;
+      if (from?.executionId !== id)
+        violations.push({
+          invariant: 'chain',
+          message: `"${id}" continued as "${successorId}", whose seq 0 ${first === undefined ? 'is missing' : 'names no such predecessor'}`,
+        });
+    }
+    const first = log[0];
+    const from = first?.type === 'EXECUTION_STARTED' ? first.payload.continuedFrom : undefined;
+    if (from === undefined) continue;
+    const end = logs.get(from.executionId)?.at(-1);
+    if (end?.type !== 'EXECUTION_CONTINUED' || end.payload.successorId !== id)
+      violations.push({
+        invariant: 'chain',
+        message: `"${id}" continues "${from.executionId}", which did not end continued as it (${end?.type ?? 'no log'})`,
+      });
+  }
+  return violations;
+}

@@ -14,7 +14,7 @@ import {
   readHistory,
   type Stores,
 } from '@skein/workflow-runtime';
-import { checkAppendOnly, checkEffects, checkOutcome } from './crash-checks.js';
+import { checkAppendOnly, checkChains, checkEffects, checkOutcome } from './crash-checks.js';
 import {
   type CrashTestOptions,
   instantiate,
@@ -114,6 +114,7 @@ export async function referenceRun(
       ...checkLog(log),
       ...[...others.values()].flatMap((other) => checkLog(other)),
       ...checkEffects(run.effects, [...log, ...[...others.values()].flat()]),
+      ...checkChains(new Map([...others, [resolved.executionId, log]])),
       ...(await checkAllSnapshots(run.inner, resolved.executionId, others)),
     );
     if (result.kind !== 'terminal') violations.unshift(notEnded(result));
@@ -185,6 +186,7 @@ async function crashAndRecover(
   const log = await readHistory(run.inner.events, executionId);
   const others = await otherLogs(run.inner, executionId);
   violations.push(...checkLog(atCrash), ...checkLog(log), ...checkAppendOnly(atCrash, log));
+  violations.push(...checkChains(new Map([...others, [executionId, log]])));
   for (const [id, other] of others) {
     const before = othersAtCrash.get(id) ?? [];
     violations.push(...checkLog(other), ...checkAppendOnly(before, other));

@@ -48,13 +48,22 @@ export type DriveResult =
 
 let nodes = 0;
 
-/** Call `execute` or `wake` on fresh runtimes until the execution is terminal, an error, or `maxCalls`. */
-export async function driveToEnd(context: DriveContext, maxCalls: number): Promise<DriveResult> {
+/**
+ * Call `execute` or `wake` on fresh runtimes until the execution is terminal, an error, or
+ * `maxCalls`. An execution that continued as new is followed to its successor, so the result
+ * is the end of its chain.
+ */
+export async function driveToEnd(start: DriveContext, maxCalls: number): Promise<DriveResult> {
   let calls = 0;
+  let context = start;
   const counted = { add: () => calls++ < maxCalls };
   try {
     for (;;) {
       const current = await loadState(context.stores, context.request.executionId);
+      if (current?.continuedAs !== undefined) {
+        context = { ...context, request: { executionId: current.continuedAs, workflow: current.workflow } };
+        continue;
+      }
       if (current !== null && isTerminalStatus(current.status)) {
         await driveChildren(context, current, counted);
         return { kind: 'terminal', state: current, calls };

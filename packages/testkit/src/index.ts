@@ -16,6 +16,7 @@ export {
   type SleepBranch,
   type StepBranch,
 } from './concurrent-workflows.js';
+export { checkChains } from './crash-checks.js';
 export type { CrashTestOptions, WorkflowUnderTest } from './crash-options.js';
 export {
   type CrashAtOptions,

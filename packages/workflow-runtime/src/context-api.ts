@@ -91,6 +91,14 @@ export interface WorkflowStream {
   write(value: unknown): Promise<number>;
 }
 
+/** What `ctx.historySize()` resolves with: the log of this execution at the call. */
+export interface HistorySize {
+  /** Events in the log. */
+  length: number;
+  /** Bytes of their encoded payloads (UTF-8). */
+  bytes: number;
+}
+
 /**
  * What `ctx.waitForSignal(name)` resolves with: `T` when a schema (or an explicit type
  * argument) gives one, else the payload `M` declares for `name`.
@@ -208,4 +216,20 @@ export interface WorkflowContext<M extends WorkflowMessages = WorkflowMessages> 
     task: TaskDefinition<In, Out, Raw>,
     options: FanOutCallOptions<Out, A>,
   ): Promise<FanOutSummary<A>>;
+  /**
+   * End this execution and go on in a successor with a new, empty log: the run ends
+   * `continued` (`EXECUTION_CONTINUED`), and the successor `<first id>~<n>` (n = 1, 2, … along
+   * the chain) starts on the workflow's newest version with `input`, validated against that
+   * version's input schema here, before anything is written. Signals sent but not consumed
+   * go on to the successor; `runtime.signal`, `update` and `result` of any id of the chain reach
+   * its current run. The promise never settles: nothing after the call runs.
+   * @example
+   * if ((await ctx.historySize()).length > 1_000) await ctx.continueAsNew({ total });
+   */
+  continueAsNew(input: unknown): Promise<never>;
+  /**
+   * The size of this execution's log at this call: events and payload bytes. Recorded, so a
+   * replay gets the same values; use it to decide when to `ctx.continueAsNew`.
+   */
+  historySize(): Promise<HistorySize>;
 }

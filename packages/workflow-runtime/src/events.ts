@@ -20,6 +20,7 @@ export const EventTypes = [
   'EXECUTION_FAILED',
   'EXECUTION_CANCELLED',
   'EXECUTION_DEAD_LETTERED',
+  'EXECUTION_CONTINUED',
 ] as const;
 
 /** One of {@link EventTypes}. */
@@ -33,7 +34,8 @@ export type ExecutionStatus =
   | 'completed'
   | 'failed'
   | 'cancelled'
-  | 'dead_lettered';
+  | 'dead_lettered'
+  | 'continued';
 
 /** Every status, in lifecycle order. */
 export const ExecutionStatuses: readonly ExecutionStatus[] = [
@@ -44,6 +46,7 @@ export const ExecutionStatuses: readonly ExecutionStatus[] = [
   'failed',
   'cancelled',
   'dead_lettered',
+  'continued',
 ];
 
 const terminalTypes = new Set<EventType>([
@@ -51,6 +54,7 @@ const terminalTypes = new Set<EventType>([
   'EXECUTION_FAILED',
   'EXECUTION_CANCELLED',
   'EXECUTION_DEAD_LETTERED',
+  'EXECUTION_CONTINUED',
 ]);
 
 /** L6: true for the event types after which nothing may be appended. */
@@ -58,10 +62,14 @@ export function isTerminalType(type: string): boolean {
   return terminalTypes.has(type as EventType);
 }
 
-/** True for `completed`, `failed`, `cancelled` and `dead_lettered`. */
+/** True for `completed`, `failed`, `cancelled`, `dead_lettered` and `continued`. */
 export function isTerminalStatus(status: ExecutionStatus): boolean {
   return (
-    status === 'completed' || status === 'failed' || status === 'cancelled' || status === 'dead_lettered'
+    status === 'completed' ||
+    status === 'failed' ||
+    status === 'cancelled' ||
+    status === 'dead_lettered' ||
+    status === 'continued'
   );
 }
 
@@ -88,6 +96,8 @@ export function statusAfter(current: ExecutionStatus | undefined, type: EventTyp
       return 'cancelled';
     case 'EXECUTION_DEAD_LETTERED':
       return 'dead_lettered';
+    case 'EXECUTION_CONTINUED':
+      return 'continued';
     case 'CANCEL_REQUESTED':
       return current ?? 'pending';
     default:
@@ -138,7 +148,9 @@ export type CallKind =
   | 'child'
   | 'update'
   | 'event'
-  | 'stream';
+  | 'stream'
+  | 'history'
+  | 'continue';
 
 /** Payload of `EXECUTION_STARTED`. */
 export interface StartedPayload {
@@ -146,6 +158,28 @@ export interface StartedPayload {
   version: number;
   input: unknown;
   parentId?: string;
+  /** Set on the successor of a `ctx.continueAsNew`: the execution it continues (docs/continue-as-new.md). */
+  continuedFrom?: ContinuedFrom;
+}
+
+/** Where a successor of `ctx.continueAsNew` sits in its chain. */
+export interface ContinuedFrom {
+  /** The execution that continued as this one. */
+  executionId: string;
+  /** Id of the chain's first execution. */
+  root: string;
+  /** 1 for the root's successor, one more for each continue after it. */
+  generation: number;
+}
+
+/**
+ * Payload of `EXECUTION_CONTINUED` (terminal): the execution ended by `ctx.continueAsNew`, and
+ * `successorId`, whose seq 0 was durable before this was written, goes on with the new input.
+ */
+export interface ContinuedPayload {
+  successorId: string;
+  /** The call position of the `ctx.continueAsNew` that ended it. */
+  position: number;
 }
 
 /** Payload of `STEP_STARTED`. */
@@ -309,6 +343,7 @@ export interface EventPayloads {
   EXECUTION_FAILED: EndedPayload;
   EXECUTION_CANCELLED: EndedPayload;
   EXECUTION_DEAD_LETTERED: EndedPayload;
+  EXECUTION_CONTINUED: ContinuedPayload;
 }
 
 /** The payload of an event of type `T` (a union over the types of `T`). */

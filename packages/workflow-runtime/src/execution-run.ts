@@ -11,12 +11,14 @@ import { callChild } from './child-call.js';
 import { encode } from './codec.js';
 import type {
   ChildOptions,
+  HistorySize,
   StepFunction,
   StepOptions,
   WaitForSignalOptions,
   WorkflowContext,
   WorkflowStream,
 } from './context-api.js';
+import { type ContinueRequest, endContinued, requestContinue } from './continue-as-new.js';
 import { Deliveries } from './deliveries.js';
 import type { DestinationShares } from './destination-shares.js';
 import { durationMs, instantSchema } from './durations.js';
@@ -25,6 +27,7 @@ import type { CallKind } from './events.js';
 import { type FanOutCallDeps, type FanOutCallOptions, fanOutCall } from './fan-out-call.js';
 import type { FanOutSummary } from './fan-out-settlement.js';
 import type { CallRecord, ExecutionState } from './fold.js';
+import { HistoryCounter, historySize } from './history-size.js';
 import { assertCallName, assertName, newId } from './ids.js';
 import type { LogWriter } from './log-writer.js';
 import { publishEvent, streamOf, writeStream } from './publish-calls.js';
@@ -76,6 +79,13 @@ export class ExecutionRun implements WorkflowContext {
   });
   private fatal: unknown = undefined;
   private ended = false;
+  /** Set by the first `ctx.continueAsNew`: the run ends on it (adr/0063). */
+  private continuing: ContinueRequest | undefined;
+  private resolveContinue!: () => void;
+  private readonly continued = new Promise<'continue'>((resolve) => {
+    this.resolveContinue = () => resolve('continue');
+  });
+  private history: HistoryCounter | undefined;
   /** Timers this run saw fire; the runtime deletes their rows once the run is durable. */
   readonly firedTimers: string[] = [];
   /** Signals this run consumed; the runtime deletes them from the inbox once the run is durable. */
@@ -126,7 +136,7 @@ export class ExecutionRun implements WorkflowContext {
       (value: unknown) => ({ ok: true as const, value }),
       (error: unknown) => ({ ok: false as const, error }),
     );
-    const settled = await Promise.race([body, this.suspend]);
+    const settled = await Promise.race([body, this.suspend, this.continued]);
     // From here on, a branch still in flight (a race's loser) records nothing and is handed nothing.
     this.ended = true;
     this.deliveries.stop();
@@ -139,6 +149,8 @@ export class ExecutionRun implements WorkflowContext {
         const error = new CancelledError(this.executionId, cancel.reason);
         return await this.end('EXECUTION_CANCELLED', { error, reason: cancel.reason });
       }
+      if (settled === 'continue')
+        return await endContinued(this.internals(), this.continuing!, (error) => this.fail(error));
       if (!settled.ok) return await this.fail(settled.error);
       this.checkReachedEnd();
       return await this.complete(settled.value);
@@ -217,6 +229,25 @@ export class ExecutionRun implements WorkflowContext {
 
   stream(name: string): WorkflowStream {
     return streamOf(name, (value) => this.ordered(this.cursor, writeStream(this.internals(), name, value)));
+  }
+
+  continueAsNew(input: unknown): Promise<never> {
+    try {
+      this.continuing ??= requestContinue(this.internals(), input);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    this.resolveContinue();
+    return never();
+  }
+
+  historySize(): Promise<HistorySize> {
+    const events = this.host.features?.continuation.events;
+    if (events !== undefined) this.history ??= new HistoryCounter(events, this.executionId);
+    const counter = this.history;
+    if (counter === undefined)
+      return Promise.reject(new Error(`execution "${this.executionId}": ctx.historySize needs a runtime`));
+    return this.ordered(this.cursor, historySize(this.internals(), counter));
   }
 
   onUpdate<T = unknown, R = unknown>(name: string, handler: (payload: T) => R): void {

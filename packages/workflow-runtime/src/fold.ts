@@ -6,6 +6,7 @@ import type { ExecutionBlocked } from './blockage.js';
 import type {
   CallKind,
   ChildSettledPayload,
+  ContinuedFrom,
   EventPayloads,
   EventType,
   ExecutionStatus,
@@ -123,6 +124,10 @@ export interface ExecutionState<Out = unknown> {
    * events nor kept in a snapshot.
    */
   blocked?: ExecutionBlocked;
+  /** A successor of `ctx.continueAsNew`: the execution it continues, and its place in the chain. */
+  continuedFrom?: ContinuedFrom;
+  /** Once `continued`: the id of the successor that goes on (`EXECUTION_CONTINUED`). */
+  continuedAs?: string;
 }
 
 /**
@@ -172,6 +177,7 @@ export function applyEvent(state: ExecutionState | null, event: FoldableEvent): 
       recoveries: 0,
     };
     if (started.parentId !== undefined) state.parentId = started.parentId;
+    if (started.continuedFrom !== undefined) state.continuedFrom = started.continuedFrom;
     return state;
   }
   applyPayload(state, event);
@@ -259,6 +265,9 @@ function applyPayload(state: ExecutionState, event: TypedPayload): void {
     case 'EXECUTION_COMPLETED':
       state.output = event.payload.output;
       return;
+    case 'EXECUTION_CONTINUED':
+      state.continuedAs = event.payload.successorId;
+      return;
     case 'EXECUTION_FAILED':
     case 'EXECUTION_CANCELLED':
     case 'EXECUTION_DEAD_LETTERED':
@@ -302,6 +311,7 @@ const AWAITED: ReadonlySet<CallKind> = new Set<CallKind>([
   'child',
   'event',
   'stream',
+  'history',
 ]);
 
 /** The events of the calls of signals and children. */

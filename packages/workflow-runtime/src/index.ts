@@ -12,6 +12,7 @@ export { Client, type ClientOptions, createClient } from './client.js';
 export { DEFAULT_MAX_PAYLOAD_BYTES, type NotRecordable, type Recordable } from './codec.js';
 export type {
   ChildOptions,
+  HistorySize,
   StepFunction,
   StepInfo,
   StepOptions,
@@ -28,6 +29,8 @@ export {
   type ChildSettledPayload,
   type ChildStartedPayload,
   type CompletedPayload,
+  type ContinuedFrom,
+  type ContinuedPayload,
   type EndedPayload,
   type Envelope,
   type EventPayloads,

@@ -48,9 +48,17 @@ export interface ObservedStepEnd extends ObservedStep {
   output?: unknown;
 }
 
+/** The status an execution settles in, by its terminal event (dead letters are reported apart). */
+const SETTLED_STATUS = {
+  EXECUTION_COMPLETED: 'completed',
+  EXECUTION_FAILED: 'failed',
+  EXECUTION_CANCELLED: 'cancelled',
+  EXECUTION_CONTINUED: 'continued',
+} as const;
+
 /** An execution's end. */
 export interface ObservedSettlement extends ObservedExecution {
-  status: Extract<ExecutionStatus, 'completed' | 'failed' | 'cancelled' | 'dead_lettered'>;
+  status: Extract<ExecutionStatus, 'completed' | 'failed' | 'cancelled' | 'dead_lettered' | 'continued'>;
   /** Recorded time of seq 0. */
   startedAt: number;
   durationMs: number;
@@ -195,6 +203,7 @@ export class Observers {
       case 'EXECUTION_COMPLETED':
       case 'EXECUTION_FAILED':
       case 'EXECUTION_CANCELLED':
+      case 'EXECUTION_CONTINUED':
         return this.settled(state, base, record.type, p);
       case 'STEP_STARTED': {
         this.stepStarts.set(`${base.executionId}#${String(p.position)}`, record.recordedAt);
@@ -267,8 +276,7 @@ export class Observers {
   }
 
   private settled(state: ExecutionState, base: ObservedExecution, type: EventType, p: Payload): undefined {
-    const status =
-      type === 'EXECUTION_COMPLETED' ? 'completed' : type === 'EXECUTION_FAILED' ? 'failed' : 'cancelled';
+    const status = SETTLED_STATUS[type as keyof typeof SETTLED_STATUS] ?? 'cancelled';
     // A terminal event ends the execution: forget any step start it left behind.
     for (const key of this.stepStarts.keys())
       if (key.startsWith(`${base.executionId}#`)) this.stepStarts.delete(key);

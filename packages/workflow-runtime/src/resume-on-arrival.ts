@@ -4,6 +4,7 @@
  * for (a signal in its inbox, a child that ended) has arrived.
  */
 
+import { handOver } from './continuation-chain.js';
 import { UnknownWorkflowError } from './errors.js';
 import type { ExecutionRun, RunOutcome } from './execution-run.js';
 import type { ExecutionState } from './fold.js';
@@ -16,6 +17,7 @@ import type { AnyWorkflow } from './workflow.js';
 export function hasFeatureWork(definition: AnyWorkflow, run: ExecutionRun, outcome: RunOutcome): boolean {
   if (run.consumedSignals.length > 0) return true;
   if (outcome.kind === 'suspended') return outcome.awaiting !== undefined;
+  if (outcome.state.continuedAs !== undefined) return true;
   if (outcome.state.parentId !== undefined) return true;
   for (const _ in definition.signals) return true;
   for (const _ in definition.updates) return true;
@@ -47,6 +49,8 @@ export async function afterFeatureRun(
       );
     return;
   }
+  // Its inbox goes on to the successor, which runs next (adr/0063); the parent waits for the chain.
+  if (state.continuedAs !== undefined) return handOver(deps, state);
   // Updates wait in the inbox too (adr/0049): their callers see the end and stop waiting.
   if (hasDeclared(definition.signals) || hasDeclared(definition.updates))
     await signals.clear(state.executionId);
@@ -55,7 +59,7 @@ export async function afterFeatureRun(
     await resumeIfWaiting(
       deps,
       parentId,
-      (parent) => parent.awaiting?.children.includes(state.executionId) === true,
+      (parent) => parent.awaiting?.children.includes(state.continuedFrom?.root ?? state.executionId) === true,
       `child "${state.executionId}" ended ${state.status}`,
     );
   }

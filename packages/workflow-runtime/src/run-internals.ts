@@ -3,6 +3,7 @@
  * per runtime) and from the run they belong to (`RunInternals`). They live in their own files
  * (`signal-wait.ts`, `child-call.ts`) and reach the run only through these.
  */
+import type { ContinuationFeatures } from './continue-as-new.js';
 import type { CallKind } from './events.js';
 import type { CallRecord, ExecutionState } from './fold.js';
 import type { LogWriter } from './log-writer.js';
@@ -30,6 +31,8 @@ export interface RunFeatures {
   cancelChild(childId: string, reason: string): Promise<void>;
   /** How often a parent re-checks a child it waits on, in case the child's wake-up was lost. */
   childRecheckMs: number;
+  /** `ctx.continueAsNew` and `ctx.historySize` (adr/0063). */
+  continuation: ContinuationFeatures;
 }
 
 /** The run as a signal or child call sees it. */

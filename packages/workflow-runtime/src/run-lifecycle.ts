@@ -6,9 +6,10 @@
  */
 import { isBlockingError, recordBlockage } from './blockage.js';
 import type { Codec } from './codec.js';
+import { adoptInbox } from './continuation-chain.js';
 import type { DestinationShares } from './destination-shares.js';
 import { ExecutionAlreadyExistsError, StartFencedOutError, UnknownWorkflowError } from './errors.js';
-import { isTerminalStatus, type StartedPayload } from './events.js';
+import { type ContinuedFrom, isTerminalStatus, type StartedPayload } from './events.js';
 import { ExecutionRun, type RunOutcome } from './execution-run.js';
 import type { FanOutCallDeps } from './fan-out-call.js';
 import type { ExecutionState } from './fold.js';
@@ -53,6 +54,8 @@ export interface BootstrapOptions {
   fence?: number;
   /** The parent of a child execution. */
   parentId?: string;
+  /** The successor of a `ctx.continueAsNew`: where it sits in its chain (adr/0063). */
+  continuedFrom?: ContinuedFrom;
 }
 
 /** What the run lifecycle needs from its runtime. */
@@ -224,13 +227,14 @@ export class RunLifecycle {
     definition: AnyWorkflow,
     executionId: string,
     rawInput: unknown,
-    { run, fence, parentId }: BootstrapOptions & { fence: number },
+    { run, fence, parentId, continuedFrom }: BootstrapOptions & { fence: number },
   ): Promise<Bootstrapped> {
     const input = parseWith(definition.input, rawInput, `input of workflow "${definition.name}"`, 'input');
     if (this.tenant === undefined && crossesTenant(executionId, parentId))
       await assertUnscopedMayCreate(this.stores.events, executionId, parentId);
     const started: StartedPayload = { workflow: definition.name, version: definition.version, input };
     if (parentId !== undefined) started.parentId = parentId;
+    if (continuedFrom !== undefined) started.continuedFrom = continuedFrom;
     // Encodes and checks the size (L7): an input the log cannot hold throws here, nothing written.
     const writer = this.writer(executionId, definition.name, fence, 0, null);
     writer.record('EXECUTION_STARTED', started, `input of workflow "${definition.name}"`);
@@ -251,6 +255,7 @@ export class RunLifecycle {
 
   async continueExecution(current: ExecutionState, given?: number): Promise<ExecutionState> {
     if (isTerminalStatus(current.status)) return current;
+    if (current.continuedFrom !== undefined) await adoptInbox(this.features, current);
     const resumed = current.status === 'suspended';
     // A suspended execution resumes once its wait is over: a timer due, or a signal or child it
     // waits for there (a queue's claim resumes either). Of a queue, only where its slot is held.

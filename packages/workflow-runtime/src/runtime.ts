@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { blockageStands, blockedView } from './blockage.js';
 import { type CancelResult, cancelExecution } from './cancellation.js';
 import { Codec, DEFAULT_MAX_PAYLOAD_BYTES } from './codec.js';
+import { handOverDeps } from './continuation-features.js';
 import { deadLetterExecution } from './dead-letter.js';
 import { DestinationShares } from './destination-shares.js';
 import { optionalPositiveMs } from './durations.js';
@@ -224,7 +225,7 @@ export class Runtime {
         onError: this.onError,
         runs: (name) => this.registry.has(name),
         workflows: () => this.registry.workflowNames(),
-        running: (id) => this.lifecycle.active.has(id),
+        running: (id) => this.lifecycle.active.has(id) || this.features.handingOver.has(id),
         runOf: (id) => this.lifecycle.active.get(id),
         execute: ({ executionId, workflow }) => {
           this.assertOpen();
@@ -680,19 +681,26 @@ export class Runtime {
   /** Wait for the execution to end; resolve with its output or reject with `ExecutionFailedError`. */
   async result<Out = unknown>(executionId: string, pollMs = 50): Promise<Out> {
     assertExecutionId(executionId, 'result');
-    let state = await this.settledState(executionId);
+    let current = executionId;
+    let state = await this.settledState(current);
     let delay = pollMs;
-    while (state === null || !isTerminalStatus(state.status)) {
-      if (state === null && !this.lifecycle.active.has(executionId)) {
-        const exists = await this.stores.events.getExecution(executionId);
-        if (exists === null) throw new ExecutionNotFoundError(executionId);
+    while (state === null || !isTerminalStatus(state.status) || state.continuedAs !== undefined) {
+      // A continued execution's result is its chain's (adr/0063): follow it to the current run.
+      if (state?.continuedAs !== undefined) {
+        current = state.continuedAs;
+        state = await this.settledState(current);
+        continue;
+      }
+      if (state === null && !this.lifecycle.active.has(current)) {
+        const exists = await this.stores.events.getExecution(current);
+        if (exists === null) throw new ExecutionNotFoundError(current);
       }
       await new Promise((resolve) => setTimeout(resolve, delay));
       delay = Math.min(delay * 2, 1000);
-      state = await this.settledState(executionId);
+      state = await this.settledState(current);
     }
     if (state.status === 'completed') return state.output as Out;
-    throw new ExecutionFailedError(executionId, state.status, { cause: state.error });
+    throw new ExecutionFailedError(current, state.status, { cause: state.error });
   }
 
   /**
@@ -746,10 +754,22 @@ export class Runtime {
       bodyRunning: (id) => this.lifecycle.bodies.has(id),
       closed: () => this.closed,
       takeOver: (current, fence, events) => this.lifecycle.takeOver(current, fence, events),
+      startSuccessor: (definition, successorId, input, continuedFrom, parentId) =>
+        this.lifecycle.bootstrapWithRetry(definition, successorId, input, {
+          run: false,
+          continuedFrom,
+          ...(parentId === undefined ? {} : { parentId }),
+        }),
       startChild: (definition, childId, input, parentId) =>
         this.lifecycle.bootstrapWithRetry(definition, childId, input, { run: true, parentId }),
       cancel: (id, reason) => this.cancel(id, reason),
       waitsForSlot: (id) => waitsForSlot(this.queuedResume(), id),
+      ...handOverDeps(
+        this.stores,
+        () => this.leaseOwner,
+        () => this.leaseTtlMs,
+        this.clock,
+      ),
     };
   }
 

@@ -5,8 +5,10 @@
  */
 
 import { decode } from './codec.js';
+import { currentRun } from './continuation-chain.js';
+import { continuationFeatures } from './continuation-features.js';
 import { ExecutionAlreadyExistsError, ExecutionNotFoundError } from './errors.js';
-import { type EventType, isTerminalStatus, type StartedPayload } from './events.js';
+import { type ContinuedFrom, type EventType, isTerminalStatus, type StartedPayload } from './events.js';
 import type { RunOutcome } from './execution-run.js';
 import type { ExecutionState } from './fold.js';
 import type { RunFeatures } from './run-internals.js';
@@ -42,6 +44,19 @@ export interface FeatureDeps {
     fence: number,
     events: readonly TakeoverEvent[],
   ): { outcome: Promise<RunOutcome>; firstAppend: Promise<void> };
+  /** Write seq 0 of a successor of `ctx.continueAsNew`, pending; 'exists' when it exists (adr/0063). */
+  startSuccessor(
+    definition: AnyWorkflow,
+    successorId: string,
+    input: unknown,
+    from: ContinuedFrom,
+    parentId: string | undefined,
+  ): Promise<'exists' | { outcome: Promise<unknown> }>;
+  /** Successors whose hand-over is under way here: this runtime's maintenance leaves them alone (adr/0063). */
+  handingOver: Set<string>;
+  /** Take the execution lease of `executionId` for this runtime's owner; false when another holds it. */
+  claimLease(executionId: string): Promise<boolean>;
+  releaseLease(executionId: string): Promise<void>;
   /** Write seq 0 of a child and run it here; 'exists' when another start won seq 0. */
   startChild(definition: AnyWorkflow, childId: string, input: unknown, parentId: string): Promise<unknown>;
   cancel(executionId: string, reason: string): Promise<unknown>;
@@ -63,6 +78,7 @@ export function runFeatures(deps: FeatureDeps): RunFeatures {
   return {
     signals: deps.stores.signals,
     childRecheckMs: deps.childRecheckMs,
+    continuation: continuationFeatures(deps),
     async startChild(workflow, childId, input, parentId) {
       const definition = deps.registry.get(workflow.name, workflow.version);
       const existing = await deps.stores.events.getExecution(childId);
@@ -84,7 +100,12 @@ export function runFeatures(deps: FeatureDeps): RunFeatures {
     async settledChild(childId) {
       const summary = await deps.stores.events.getExecution(childId);
       if (summary === null) throw new ExecutionNotFoundError(childId);
-      return isTerminalStatus(summary.status) ? deps.loadState(childId) : null;
+      if (!isTerminalStatus(summary.status)) return null;
+      // A child that continued as new settles when its chain's current run does (adr/0063).
+      const state = await deps.loadState(childId);
+      if (state?.status !== 'continued') return state;
+      const current = await currentRun(deps, state);
+      return isTerminalStatus(current.status) && current.status !== 'continued' ? current : null;
     },
     async cancelChild(childId, reason) {
       if ((await deps.stores.events.getExecution(childId)) === null) return;

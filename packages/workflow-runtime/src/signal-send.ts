@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { assertPayloadSize, encode } from './codec.js';
+import { currentRun, forwardIfContinued } from './continuation-chain.js';
 import {
   ExecutionFinishedError,
   ExecutionNotFoundError,
@@ -61,17 +62,25 @@ const requestSchema = z.object({
 /** See the module comment; refuses with a clear error before anything is written. */
 export async function sendSignal(
   deps: FeatureDeps,
-  executionId: string,
+  namedId: string,
   name: string,
   payload: unknown,
   options: SignalOptions = {},
 ): Promise<SignalResult> {
-  const request = parseWith(requestSchema, { executionId, name, ...options }, 'signal request', 'signal');
+  const request = parseWith(
+    requestSchema,
+    { executionId: namedId, name, ...options },
+    'signal request',
+    'signal',
+  );
   if (request.signalId !== undefined) refuseReserved(request.signalId, 'signal request', 'signal.signalId');
-  const state = await deps.loadState(request.executionId);
-  if (state === null) throw new ExecutionNotFoundError(request.executionId);
+  const named = await deps.loadState(request.executionId);
+  if (named === null) throw new ExecutionNotFoundError(request.executionId);
+  // Any id of a continue-as-new chain reaches its current run (adr/0063).
+  const state = await currentRun(deps, named);
+  const executionId = state.executionId;
   if (isTerminalStatus(state.status))
-    throw new ExecutionFinishedError(request.executionId, state.status, `signal "${name}"`);
+    throw new ExecutionFinishedError(executionId, state.status, `signal "${name}"`);
   if (!deps.registry.has(state.workflow, state.version))
     throw new UnknownWorkflowError(state.workflow, state.version, deps.registry.names(), state.executionId);
   const workflow = deps.registry.get(state.workflow, state.version);
@@ -94,6 +103,11 @@ export async function sendSignal(
   );
   if (outcome === 'inbox-full')
     throw new SignalInboxFullError(executionId, request.name, deps.maxPendingSignals);
+  // It continued while this was written: the signal goes on with the inbox, never lost.
+  if ((await forwardIfContinued(deps, executionId)) !== undefined)
+    return outcome === 'duplicate'
+      ? duplicateOf(signalId)
+      : { signalId, accepted: true, duplicate: false, woke: false };
   if (deps.handOffSignal !== undefined) {
     const handedOff = outcome === 'sent' && state.awaiting?.signals.includes(request.name) === true;
     if (handedOff) await deps.handOffSignal(state, request.name);

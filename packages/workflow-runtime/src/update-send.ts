@@ -9,6 +9,7 @@
  */
 import { z } from 'zod';
 import { assertPayloadSize, encode } from './codec.js';
+import { forwardIfContinued } from './continuation-chain.js';
 import { optionalPositiveMs } from './durations.js';
 import {
   ExecutionFinishedError,
@@ -62,21 +63,26 @@ const MAX_POLL_MS = 200;
 /** See the module comment; refuses with a clear error before anything is written. */
 export async function sendUpdate(
   deps: FeatureDeps,
-  executionId: string,
+  namedId: string,
   name: string,
   payload: unknown,
   options: UpdateOptions = {},
 ): Promise<unknown> {
-  const request = parseWith(requestSchema, { executionId, name, ...options }, 'update request', 'update');
+  const request = parseWith(
+    requestSchema,
+    { executionId: namedId, name, ...options },
+    'update request',
+    'update',
+  );
   const timeoutMs = optionalPositiveMs(request.timeoutMs, 'update request', 'update.timeoutMs');
-  const state = await deps.loadState(request.executionId);
-  if (state === null) throw new ExecutionNotFoundError(request.executionId);
   const updateId = request.updateId ?? newId();
-  // A repeated id returns the recorded result, also once the execution has ended.
-  if (request.updateId !== undefined && appliedAt(state, updateId) !== undefined)
-    return resultOf(state, request.name, updateId);
+  // Any id of a continue-as-new chain reaches its current run (adr/0063); a repeated id
+  // returns the result recorded by whichever run of the chain applied it, also once it ended.
+  const state = await chainRunOf(deps, request.executionId, request.updateId);
+  if (!('status' in state)) return resultOf(state.applied, request.name, updateId);
+  const executionId = state.executionId;
   if (isTerminalStatus(state.status))
-    throw new ExecutionFinishedError(request.executionId, state.status, `update "${name}"`);
+    throw new ExecutionFinishedError(executionId, state.status, `update "${name}"`);
   if (!deps.registry.has(state.workflow, state.version))
     throw new UnknownWorkflowError(state.workflow, state.version, deps.registry.names(), state.executionId);
   const workflow = deps.registry.get(state.workflow, state.version);
@@ -100,7 +106,9 @@ export async function sendUpdate(
   );
   if (outcome === 'inbox-full')
     throw new SignalInboxFullError(executionId, inboxName, deps.maxPendingSignals);
-  await wake(deps, state, inboxName, outcome === 'duplicate');
+  // It continued while this was written: the update goes on with the inbox (the wait follows).
+  if ((await forwardIfContinued(deps, executionId)) === undefined)
+    await wake(deps, state, inboxName, outcome === 'duplicate');
   return awaitApplied(deps, executionId, request.name, updateId, timeoutMs);
 }
 
@@ -140,16 +148,42 @@ async function awaitApplied(
 ): Promise<unknown> {
   const started = Date.now();
   let delay = FIRST_POLL_MS;
+  let current = executionId;
   for (;;) {
-    const state = await deps.loadState(executionId);
-    if (state === null) throw new ExecutionNotFoundError(executionId);
+    const state = await deps.loadState(current);
+    if (state === null) throw new ExecutionNotFoundError(current);
     if (appliedAt(state, updateId) !== undefined) return resultOf(state, name, updateId);
+    // Not applied before the continue: it went on with the inbox to the successor.
+    if (state.continuedAs !== undefined) {
+      current = state.continuedAs;
+      continue;
+    }
     if (isTerminalStatus(state.status))
       throw new ExecutionFinishedError(executionId, state.status, `update "${name}" (it was not applied)`);
     const left = timeoutMs === undefined ? delay : timeoutMs - (Date.now() - started);
     if (left <= 0) throw new UpdateTimeoutError(executionId, name, updateId, timeoutMs ?? 0);
     await new Promise((resolve) => setTimeout(resolve, Math.min(delay, left)));
     delay = Math.min(delay * 2, MAX_POLL_MS);
+  }
+}
+
+/**
+ * The chain's current run from `executionId` on, or `{ applied }`, the run of the chain that
+ * applied `updateId` when one did.
+ */
+async function chainRunOf(
+  deps: FeatureDeps,
+  executionId: string,
+  updateId: string | undefined,
+): Promise<ExecutionState | { applied: ExecutionState }> {
+  let state = await deps.loadState(executionId);
+  if (state === null) throw new ExecutionNotFoundError(executionId);
+  for (;;) {
+    if (updateId !== undefined && appliedAt(state, updateId) !== undefined) return { applied: state };
+    if (state.continuedAs === undefined) return state;
+    const next: ExecutionState | null = await deps.loadState(state.continuedAs);
+    if (next === null) return state;
+    state = next;
   }
 }
 

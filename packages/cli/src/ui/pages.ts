@@ -3,7 +3,7 @@
  * executions with filters and paging, one execution's timeline, dead letters. Long lists are
  * paged on the server, so a page holds at most a few hundred rows whatever the log's length.
  */
-import { type ExecutionStatus, ExecutionStatuses } from '@skein/workflow-runtime';
+import { type ExecutionStatus, ExecutionStatuses, isTerminalStatus } from '@skein/workflow-runtime';
 import { html } from 'hono/html';
 import type { DeadLetter, ExecutionDetail, ExecutionsPage } from '../inspect.js';
 import { duration, iso } from '../output.js';
@@ -168,7 +168,7 @@ function pager(what: string, current: number, total: number, href: (page: number
 }
 
 function actions(ctx: PageContext, id: string, s: ExecutionStatus): Html {
-  if (s === 'completed' || s === 'failed' || s === 'cancelled' || s === 'dead_lettered') return html``;
+  if (isTerminalStatus(s)) return html``;
   if (!ctx.allowActions)
     return html`<p class="readonly" id="read-only">Read-only: start the inspector with <code>skein ui --allow-actions</code> to cancel or signal.</p>`;
   const base = `/executions/${encodeURIComponent(id)}`;
