@@ -52,6 +52,7 @@ export async function cancelExecution(
   deps: FeatureDeps,
   executionId: string,
   reason: string,
+  origin: { deadline?: number } = {},
 ): Promise<CancelResult> {
   for (let attempt = 1; ; attempt++) {
     const current = await deps.loadState(executionId);
@@ -62,7 +63,7 @@ export async function cancelExecution(
     assertRunnable(deps, current);
     const fence = await deps.stores.events.acquireFence(executionId);
     const { firstAppend, outcome } = deps.takeOver(current, fence, [
-      { type: 'CANCEL_REQUESTED', payload: { reason, fence } },
+      { type: 'CANCEL_REQUESTED', payload: { reason, fence, ...origin } },
       { type: 'EXECUTION_RESUMED', payload: { reason: 'cancellation requested', fence } },
     ]);
     try {

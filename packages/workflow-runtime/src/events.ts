@@ -146,6 +146,18 @@ export interface StartedPayload {
   version: number;
   input: unknown;
   parentId?: string;
+  /**
+   * The execution's deadline (`start(…, { timeoutMs | deadline })`): the instant, and the id of
+   * the durable timer row that fires it (docs/cancellation.md#deadlines).
+   */
+  deadline?: DeadlineRecord;
+}
+
+/** A deadline as seq 0 records it. */
+export interface DeadlineRecord {
+  /** Ms since the epoch. */
+  at: number;
+  timerId: string;
 }
 
 /** Payload of `STEP_STARTED`. */
@@ -272,6 +284,8 @@ export interface CancelRequestedPayload {
   reason: string;
   /** The fence the cancellation took the execution over with. */
   fence: number;
+  /** Set when the execution's deadline requested it: the deadline (ms since the epoch). */
+  deadline?: number;
 }
 
 /** Payload of `EXECUTION_COMPLETED`. */

@@ -17,10 +17,11 @@ import type {
   WorkflowContext,
   WorkflowStream,
 } from './context-api.js';
+import { cancelledErrorOf } from './deadlines.js';
 import { Deliveries } from './deliveries.js';
 import type { DestinationShares } from './destination-shares.js';
 import { durationMs, instantSchema } from './durations.js';
-import { CancelledError, NonDeterminismError, PayloadTooLargeError } from './errors.js';
+import { NonDeterminismError, PayloadTooLargeError } from './errors.js';
 import type { CallKind } from './events.js';
 import { type FanOutCallDeps, type FanOutCallOptions, fanOutCall } from './fan-out-call.js';
 import type { FanOutSummary } from './fan-out-settlement.js';
@@ -136,7 +137,7 @@ export class ExecutionRun implements WorkflowContext {
       const cancel = this.state.cancel;
       // Cancellation ends the execution cancelled whatever the body did with CancelledError.
       if (cancel !== undefined) {
-        const error = new CancelledError(this.executionId, cancel.reason);
+        const error = cancelledErrorOf(this.executionId, cancel);
         return await this.end('EXECUTION_CANCELLED', { error, reason: cancel.reason });
       }
       if (!settled.ok) return await this.fail(settled.error);
@@ -345,7 +346,7 @@ export class ExecutionRun implements WorkflowContext {
       const cancelled = cancellationAt(cancel, kind, position, record, this.cancelDelivered);
       if (cancelled) {
         this.cancelDelivered = true;
-        throw new CancelledError(this.executionId, cancel.reason);
+        throw cancelledErrorOf(this.executionId, cancel);
       }
     }
     return { position, record };

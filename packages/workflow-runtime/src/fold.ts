@@ -6,6 +6,7 @@ import type { ExecutionBlocked } from './blockage.js';
 import type {
   CallKind,
   ChildSettledPayload,
+  DeadlineRecord,
   EventPayloads,
   EventType,
   ExecutionStatus,
@@ -116,7 +117,9 @@ export interface ExecutionState<Out = unknown> {
    * positions the log held then. A call below it that had not settled, and the first call at
    * or past it, throw `CancelledError` (adr/0013).
    */
-  cancel?: { reason: string; boundary: number };
+  cancel?: { reason: string; boundary: number; deadline?: number };
+  /** The deadline seq 0 records (`start(…, { timeoutMs | deadline })`), and its timer row. */
+  deadline?: DeadlineRecord;
   /**
    * Why the log cannot be continued, while it still ends where a failed run found it
    * (adr/0058); attached by `runtime.loadState` from `stores.blockages`, never folded from
@@ -172,6 +175,7 @@ export function applyEvent(state: ExecutionState | null, event: FoldableEvent): 
       recoveries: 0,
     };
     if (started.parentId !== undefined) state.parentId = started.parentId;
+    if (started.deadline !== undefined) state.deadline = started.deadline;
     return state;
   }
   applyPayload(state, event);
@@ -250,7 +254,11 @@ function applyPayload(state: ExecutionState, event: TypedPayload): void {
       delete state.awaiting;
       return;
     case 'CANCEL_REQUESTED':
-      state.cancel ??= { reason: event.payload.reason, boundary: state.calls.length };
+      state.cancel ??= {
+        reason: event.payload.reason,
+        boundary: state.calls.length,
+        ...(event.payload.deadline === undefined ? {} : { deadline: event.payload.deadline }),
+      };
       return;
     case 'EXECUTION_RECOVERED':
       delete state.awaiting;

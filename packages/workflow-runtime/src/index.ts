@@ -20,6 +20,7 @@ export type {
   WorkflowContext,
   WorkflowStream,
 } from './context-api.js';
+export type { DeadlineOptions } from './deadlines.js';
 export { type DestinationOptions, DestinationShares, type ShareHolder } from './destination-shares.js';
 export * from './errors.js';
 export {
@@ -28,6 +29,7 @@ export {
   type ChildSettledPayload,
   type ChildStartedPayload,
   type CompletedPayload,
+  type DeadlineRecord,
   type EndedPayload,
   type Envelope,
   type EventPayloads,

@@ -9,12 +9,19 @@ import { z } from 'zod';
 import { blockageStands, blockedView } from './blockage.js';
 import { type CancelResult, cancelExecution } from './cancellation.js';
 import { Codec, DEFAULT_MAX_PAYLOAD_BYTES } from './codec.js';
+import {
+  cancelledErrorOf,
+  type DeadlineDeps,
+  DeadlineWatch,
+  deadlineOf,
+  enforceDeadline,
+  scheduleDeadline,
+} from './deadlines.js';
 import { deadLetterExecution } from './dead-letter.js';
 import { DestinationShares } from './destination-shares.js';
 import { optionalPositiveMs } from './durations.js';
 import { checkedErrorClasses, ErrorClassRegistry } from './error-classes.js';
 import {
-  CancelledError,
   ExecutionFailedError,
   ExecutionInputMismatchError,
   ExecutionNotFoundError,
@@ -189,6 +196,7 @@ export class Runtime {
       throw new InvalidInputError('createRuntime options', [
         { path: 'outbox', message: 'is true, but the stores have no outbox (stores.outbox)' },
       ]);
+    const deadlineWatch = new DeadlineWatch(this.clock, (id) => this.enforceDeadline(id), this.onError);
     this.lifecycle = new RunLifecycle({
       stores: this.stores,
       registry: this.registry,
@@ -210,6 +218,7 @@ export class Runtime {
       fanOut: fanOutDepsOf(this.fanOutShards, this.leaseOwner, this.clock),
       closed: () => this.closed,
       loadState: (id) => loadState(this.stores, id, this.codec),
+      watchDeadline: (state) => deadlineWatch.watch(state),
     });
     if (maintains) this.startMaintenance(maintenance ?? {});
   }
@@ -323,9 +332,12 @@ export class Runtime {
       clock: this.clock,
       maxPayloadBytes: this.maxPayloadBytes,
     };
+    const deadline = deadlineOf(options, this.clock(), 'enqueue options');
     const enqueued = await enqueueItem(deps, definition, input, executionId, options);
-    if (enqueued.created)
-      await this.lifecycle.bootstrapWithRetry(definition, executionId, input, { run: false });
+    if (enqueued.created) {
+      if (deadline !== undefined) await scheduleDeadline(this.stores.timers, executionId, deadline);
+      await this.lifecycle.bootstrapWithRetry(definition, executionId, input, { run: false, deadline });
+    }
     else await this.startQueued(enqueued.executionId);
     return this.handle(enqueued.executionId);
   }
@@ -353,7 +365,14 @@ export class Runtime {
   ): Promise<WorkflowHandle> {
     const executionId = this.prepareStart(workflow, options);
     const definition = this.registry.get(workflow.name, workflow.version);
-    const begun = await this.lifecycle.bootstrapWithRetry(definition, executionId, input, { run });
+    const deadline = deadlineOf(options, this.clock(), run ? 'start options' : 'enqueue options');
+    // The deadline's row exists before seq 0 does (adr/0065); a start that lost removes its own.
+    if (deadline !== undefined) {
+      parseWith(definition.input, input, `input of workflow "${definition.name}"`, 'input');
+      await scheduleDeadline(this.stores.timers, executionId, deadline);
+    }
+    const begun = await this.lifecycle.bootstrapWithRetry(definition, executionId, input, { run, deadline });
+    if (begun === 'exists' && deadline !== undefined) await this.stores.timers.complete(deadline.timerId);
     if (begun === 'exists' && options.strict === true)
       await this.assertSameInput(definition, executionId, input);
     // The run goes on in the background, with no caller to throw to: a store error (or any
@@ -482,6 +501,8 @@ export class Runtime {
     assertExecutionId(executionId, 'wake');
     if (options.claimed !== true) await this.maintenance?.working(executionId);
     const current = await this.loadState(executionId);
+    if (current !== null && (await enforceDeadline(this.deadlines(), current, this.clock())))
+      return this.loadState(executionId);
     if (current === null || current.status !== 'suspended') return current;
     const now = this.clock();
     const due = current.timers.filter((timer) => timer.dueAt <= now);
@@ -608,12 +629,33 @@ export class Runtime {
     this.assertOpen();
     const id = parseWith(executionIdSchema, executionId, 'executionId', 'executionId');
     const why = parseWith(z.string().min(1), reason, 'cancel reason', 'reason');
+    return this.requestCancel(id, why);
+  }
+
+  /** `cancel` of a checked id and reason; `deadline` when the execution's deadline asks for it. */
+  private async requestCancel(id: string, why: string, deadline?: number): Promise<CancelResult> {
     // The runs of it in progress here: their running steps see the cancellation (StepInfo.signal).
     const holders = [...(this.lifecycle.bodies.get(id) ?? [])];
-    const result = await cancelExecution(this.features, id, why);
+    const origin = deadline === undefined ? {} : { deadline };
+    const result = await cancelExecution(this.features, id, why, origin);
     if (result.cancelled && result.alreadyRequested !== true)
-      for (const holder of holders) holder.abortSteps(new CancelledError(id, why));
+      for (const holder of holders) holder.abortSteps(cancelledErrorOf(id, { reason: why, ...origin }));
     return result;
+  }
+
+  /** Cancel `executionId` when its deadline passed (the in-process watch of a run here). */
+  private async enforceDeadline(executionId: string): Promise<void> {
+    if (this.closed) return;
+    const current = await this.loadState(executionId);
+    if (current !== null) await enforceDeadline(this.deadlines(), current, this.clock());
+  }
+
+  /** What enforcing a deadline needs (deadlines.ts). */
+  private deadlines(): DeadlineDeps {
+    return {
+      timers: this.stores.timers,
+      cancel: (id, reason, deadline) => this.requestCancel(id, reason, deadline),
+    };
   }
 
   /**
