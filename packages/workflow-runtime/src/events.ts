@@ -138,7 +138,9 @@ export type CallKind =
   | 'child'
   | 'update'
   | 'event'
-  | 'stream';
+  | 'stream'
+  | 'send'
+  | 'cancel';
 
 /** Payload of `EXECUTION_STARTED`. */
 export interface StartedPayload {
@@ -170,7 +172,9 @@ export interface StepStartedPayload {
 /**
  * Payload of `STEP_COMPLETED`; also records `now`, `random`, `uuid` values, patch markers,
  * published events (`kind: 'event'`, `name` the key, `output` the value) and stream writes
- * (`kind: 'stream'`, `name` the stream, `output` a {@link StreamEntry}).
+ * (`kind: 'stream'`, `name` the stream, `output` a {@link StreamEntry}), signals sent to other
+ * executions (`kind: 'send'`, `name` the signal, `output` `{ ok: SentSignal }` or `{ refused: error }`)
+ * and a child handle's cancellation (`kind: 'cancel'`, `name` the child's id).
  */
 export interface StepCompletedPayload {
   position: number;

@@ -7,7 +7,8 @@
  */
 
 import { cancellationAt } from './cancellation.js';
-import { callChild } from './child-call.js';
+import { beginChild } from './child-call.js';
+import { type ChildHandle, childHandleOf } from './child-handle.js';
 import { encode } from './codec.js';
 import type {
   ChildOptions,
@@ -27,9 +28,11 @@ import { type FanOutCallDeps, type FanOutCallOptions, fanOutCall } from './fan-o
 import type { FanOutSummary } from './fan-out-settlement.js';
 import type { CallRecord, ExecutionState } from './fold.js';
 import { assertCallName, assertName, newId } from './ids.js';
+import { isWorkflowDefinition } from './handles.js';
 import type { LogWriter } from './log-writer.js';
 import { publishEvent, streamOf, writeStream } from './publish-calls.js';
 import type { Awaiting, RunFeatures, RunInternals } from './run-internals.js';
+import { cancelChildCall, type SentSignal, signalCall } from './signal-call.js';
 import { waitForSignal } from './signal-wait.js';
 import type { Timer } from './spi.js';
 import { recordFailure, runStep, type StepRun } from './step-attempt.js';
@@ -193,8 +196,24 @@ export class ExecutionRun implements WorkflowContext {
     workflow: WorkflowDefinition<In, Out, Raw>,
     input: Raw,
     options: ChildOptions = {},
-  ): Promise<Out> {
-    return this.ordered(this.cursor, callChild(this.internals(), workflow, input, options) as Promise<Out>);
+  ): ChildHandle<Out> {
+    const position = this.cursor;
+    const call = beginChild(this.internals(), workflow, input, options);
+    return childHandleOf(call, this.ordered(position, call.outcome as Promise<Out>), {
+      signal: (childId, name, payload, after) =>
+        this.ordered(this.cursor, signalCall(this.internals(), childId, name, payload, after)),
+      cancel: (childId, reason, after) =>
+        this.ordered(this.cursor, cancelChildCall(this.internals(), childId, reason, after)),
+    });
+  }
+
+  signal(...args: unknown[]): Promise<SentSignal> {
+    // Given the workflow first, the compiler checked the name and payload; the receiver checks them again.
+    const [targetId, name, payload] = isWorkflowDefinition(args[0]) ? args.slice(1) : args;
+    return this.ordered(
+      this.cursor,
+      signalCall(this.internals(), targetId as string, name as string, payload),
+    );
   }
 
   fanOut<In, Out, Raw, A = undefined>(

@@ -310,6 +310,8 @@ const AWAITED: ReadonlySet<CallKind> = new Set<CallKind>([
   'child',
   'event',
   'stream',
+  'send',
+  'cancel',
 ]);
 
 /** The events of the calls of signals and children. */

@@ -8,6 +8,7 @@
 export { InvalidAppendError } from './append-checks.js';
 export type { ExecutionBlocked } from './blockage.js';
 export type { CancelResult } from './cancellation.js';
+export type { ChildHandle } from './child-handle.js';
 export { Client, type ClientOptions, createClient } from './client.js';
 export { DEFAULT_MAX_PAYLOAD_BYTES, type NotRecordable, type Recordable } from './codec.js';
 export type {
@@ -103,6 +104,7 @@ export {
 } from './schedules/define-schedule.js';
 export type { ScheduleState } from './schedules/schedule-spi.js';
 export { DEFAULT_MAX_PENDING_SIGNALS } from './signal-inbox.js';
+export type { SentSignal } from './signal-call.js';
 export type { SignalOptions, SignalResult } from './signal-send.js';
 export type { BlockageStore, EventStore, LeaseStore, SnapshotStore, Stores, TimerStore } from './spi.js';
 export type { ReadStreamOptions } from './stream-read.js';

@@ -5,11 +5,12 @@
  */
 
 import { decode } from './codec.js';
-import { ExecutionAlreadyExistsError, ExecutionNotFoundError } from './errors.js';
+import { ExecutionAlreadyExistsError, ExecutionFinishedError, ExecutionNotFoundError } from './errors.js';
 import { type EventType, isTerminalStatus, type StartedPayload } from './events.js';
 import type { RunOutcome } from './execution-run.js';
 import type { ExecutionState } from './fold.js';
 import type { RunFeatures } from './run-internals.js';
+import { sendSignal } from './signal-send.js';
 import type { Stores } from './spi.js';
 import type { AnyWorkflow, WorkflowRegistry } from './workflow.js';
 
@@ -85,6 +86,16 @@ export function runFeatures(deps: FeatureDeps): RunFeatures {
       const summary = await deps.stores.events.getExecution(childId);
       if (summary === null) throw new ExecutionNotFoundError(childId);
       return isTerminalStatus(summary.status) ? deps.loadState(childId) : null;
+    },
+    async sendSignal(targetId, name, payload, signalId) {
+      try {
+        await sendSignal(deps, targetId, name, payload, { signalId });
+      } catch (error) {
+        // Delivered by an earlier run of this call (it crashed before recording), then consumed.
+        if (!(error instanceof ExecutionFinishedError)) throw error;
+        const target = await deps.loadState(targetId);
+        if (target?.consumedSignals?.includes(signalId) !== true) throw error;
+      }
     },
     async cancelChild(childId, reason) {
       if ((await deps.stores.events.getExecution(childId)) === null) return;
