@@ -129,7 +129,13 @@ async function settle<T>(
   if (recorded !== undefined) return unwrap(recorded as Outcome<T>);
   let outcome: Outcome<T>;
   try {
-    outcome = { ok: await run.track(work) };
+    // What the body recorded before this call (seq 0 at least) is durable before the receiver hears of it.
+    outcome = {
+      ok: await run.track(async () => {
+        await run.writer.flush();
+        return work();
+      }),
+    };
   } catch (error) {
     if (!REFUSALS.some((refusal) => error instanceof refusal)) throw error;
     outcome = { refused: error };
