@@ -153,6 +153,17 @@ export interface StartedPayload {
    * the durable timer row that fires it (docs/cancellation.md#deadlines).
    */
   deadline?: DeadlineRecord;
+  /** Signals sent with the start (`signalWithStart`), delivered by this very append. */
+  signals?: CarriedSignal[];
+}
+
+/** A signal seq 0 carries (`signalWithStart`); `payload` is the codec's text, as the inbox keeps it. */
+export interface CarriedSignal {
+  signalId: string;
+  name: string;
+  payload: string;
+  /** Ms since the epoch. */
+  sentAt: number;
 }
 
 /** A deadline as seq 0 records it. */

@@ -5,6 +5,7 @@
 import type { ExecutionBlocked } from './blockage.js';
 import type {
   CallKind,
+  CarriedSignal,
   ChildSettledPayload,
   DeadlineRecord,
   EventPayloads,
@@ -118,6 +119,8 @@ export interface ExecutionState<Out = unknown> {
    * or past it, throw `CancelledError` (adr/0013).
    */
   cancel?: { reason: string; boundary: number; deadline?: number };
+  /** Signals seq 0 carries (`signalWithStart`); a wait takes them before the inbox's. */
+  startSignals?: CarriedSignal[];
   /** The deadline seq 0 records (`start(…, { timeoutMs | deadline })`), and its timer row. */
   deadline?: DeadlineRecord;
   /**
@@ -176,6 +179,7 @@ export function applyEvent(state: ExecutionState | null, event: FoldableEvent): 
     };
     if (started.parentId !== undefined) state.parentId = started.parentId;
     if (started.deadline !== undefined) state.deadline = started.deadline;
+    if (started.signals !== undefined) state.startSignals = started.signals;
     return state;
   }
   applyPayload(state, event);

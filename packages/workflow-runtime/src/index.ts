@@ -105,6 +105,7 @@ export {
 export type { ScheduleState } from './schedules/schedule-spi.js';
 export { DEFAULT_MAX_PENDING_SIGNALS } from './signal-inbox.js';
 export type { SentSignal } from './signal-call.js';
+export type { StartSignal } from './signal-with-start.js';
 export type { SignalOptions, SignalResult } from './signal-send.js';
 export type { BlockageStore, EventStore, LeaseStore, SnapshotStore, Stores, TimerStore } from './spi.js';
 export type { ReadStreamOptions } from './stream-read.js';

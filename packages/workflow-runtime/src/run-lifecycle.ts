@@ -9,7 +9,7 @@ import type { Codec } from './codec.js';
 import { wakeAtWithDeadline } from './deadlines.js';
 import type { DestinationShares } from './destination-shares.js';
 import { ExecutionAlreadyExistsError, StartFencedOutError, UnknownWorkflowError } from './errors.js';
-import { type DeadlineRecord, isTerminalStatus, type StartedPayload } from './events.js';
+import { type CarriedSignal, type DeadlineRecord, isTerminalStatus, type StartedPayload } from './events.js';
 import { ExecutionRun, type RunOutcome } from './execution-run.js';
 import type { FanOutCallDeps } from './fan-out-call.js';
 import type { ExecutionState } from './fold.js';
@@ -56,6 +56,8 @@ export interface BootstrapOptions {
   parentId?: string;
   /** The deadline seq 0 records; its timer row exists already (deadlines.ts). */
   deadline?: DeadlineRecord;
+  /** Signals seq 0 carries (`signalWithStart`). */
+  signals?: CarriedSignal[];
 }
 
 /** What the run lifecycle needs from its runtime. */
@@ -231,7 +233,7 @@ export class RunLifecycle {
     definition: AnyWorkflow,
     executionId: string,
     rawInput: unknown,
-    { run, fence, parentId, deadline }: BootstrapOptions & { fence: number },
+    { run, fence, parentId, deadline, signals }: BootstrapOptions & { fence: number },
   ): Promise<Bootstrapped> {
     const input = parseWith(definition.input, rawInput, `input of workflow "${definition.name}"`, 'input');
     if (this.tenant === undefined && crossesTenant(executionId, parentId))
@@ -239,6 +241,7 @@ export class RunLifecycle {
     const started: StartedPayload = { workflow: definition.name, version: definition.version, input };
     if (parentId !== undefined) started.parentId = parentId;
     if (deadline !== undefined) started.deadline = deadline;
+    if (signals !== undefined) started.signals = signals;
     // Encodes and checks the size (L7): an input the log cannot hold throws here, nothing written.
     const writer = this.writer(executionId, definition.name, fence, 0, null);
     writer.record('EXECUTION_STARTED', started, `input of workflow "${definition.name}"`);

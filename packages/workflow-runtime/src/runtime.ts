@@ -28,7 +28,7 @@ import {
   InvalidInputError,
   RuntimeClosedError,
 } from './errors.js';
-import type { StreamEntry } from './events.js';
+import type { CarriedSignal, StreamEntry } from './events.js';
 import { type Envelope, isTerminalStatus, type StartedPayload } from './events.js';
 import { type FanOutResult, fanOutDepsOf, fanOutResultsOf, fanOutShardsOf } from './fan-out-runtime.js';
 import type { FanOutStore } from './fan-out-store.js';
@@ -68,6 +68,7 @@ import { fireSchedule, scheduleStoreOf, setPaused, stateOf } from './schedules/f
 import type { ScheduleState } from './schedules/schedule-spi.js';
 import { type FeatureDeps, runFeatures } from './signal-child-deps.js';
 import { maxPendingSignalsOf, type SignalOptions, type SignalResult, sendSignal } from './signal-send.js';
+import { carriedSignalOf, type StartSignal } from './signal-with-start.js';
 import type { Stores } from './spi.js';
 import { type ReadStreamOptions, readStream } from './stream-read.js';
 import { storesTenant } from './tenancy.js';
@@ -356,23 +357,70 @@ export class Runtime {
     });
   }
 
-  /** `start` (run here when `run`) and `enqueue`: seq 0, then a handle. */
+  /**
+   * Start `workflow` with `signal` delivered by the same append as seq 0, or, when the
+   * execution exists, send the signal to it as `runtime.signal` does (adr/0064). Atomic: racing
+   * calls start it once and every signal arrives; a crash leaves it either not started or
+   * started with the signal. Everything (input, options, the signal's name and payload by the
+   * declared schema) is checked before anything is written; an ended execution refuses the
+   * signal (`ExecutionFinishedError`). Runs the body here, like `start` (on a client, it is
+   * left `pending` for the nodes, like `client.start`).
+   * @example
+   * const cart = await runtime.signalWithStart(shop, { owner: 'ada' }, { name: 'add', payload: 'apple' },
+   *   { executionId: 'cart-ada' });
+   */
+  signalWithStart<In, Out, Raw, M extends WorkflowMessages, K extends SignalName<M>>(
+    workflow: WorkflowDefinition<In, Out, Raw, M>,
+    input: Raw,
+    signal: StartSignal<M, K>,
+    options?: StartOptions,
+  ): Promise<WorkflowHandle<Out, M>>;
+  async signalWithStart(
+    workflow: AnyWorkflow,
+    input: unknown,
+    signal: StartSignal,
+    options: StartOptions = {},
+  ): Promise<WorkflowHandle> {
+    return this.begin(workflow, input, options, {
+      run: this.features.handOffSignal === undefined,
+      signal: signal ?? {},
+    });
+  }
+
+  /** `signalWithStart` of an execution that exists: its inbox, unless seq 0 carries this very signal. */
+  private async signalExisting(executionId: string, carried: CarriedSignal, payload: unknown): Promise<void> {
+    const state = await this.loadState(executionId);
+    if (state?.startSignals?.some((signal) => signal.signalId === carried.signalId)) return;
+    await sendSignal(this.features, executionId, carried.name, payload, { signalId: carried.signalId });
+  }
+
+  /** `start` (run here when `run`), `enqueue` and `signalWithStart`: seq 0, then a handle. */
   private async begin(
     workflow: AnyWorkflow,
     input: unknown,
     options: StartOptions,
-    { run }: { run: boolean },
+    { run, signal }: { run: boolean; signal?: StartSignal },
   ): Promise<WorkflowHandle> {
     const executionId = this.prepareStart(workflow, options);
     const definition = this.registry.get(workflow.name, workflow.version);
+    const carried =
+      signal === undefined
+        ? undefined
+        : carriedSignalOf(definition, executionId, signal, this.clock(), this.maxPayloadBytes);
     const deadline = deadlineOf(options, this.clock(), run ? 'start options' : 'enqueue options');
     // The deadline's row exists before seq 0 does (adr/0065); a start that lost removes its own.
     if (deadline !== undefined) {
       parseWith(definition.input, input, `input of workflow "${definition.name}"`, 'input');
       await scheduleDeadline(this.stores.timers, executionId, deadline);
     }
-    const begun = await this.lifecycle.bootstrapWithRetry(definition, executionId, input, { run, deadline });
+    const signals = carried === undefined ? {} : { signals: [carried] };
+    const begun = await this.lifecycle.bootstrapWithRetry(definition, executionId, input, {
+      run,
+      deadline,
+      ...signals,
+    });
     if (begun === 'exists' && deadline !== undefined) await this.stores.timers.complete(deadline.timerId);
+    if (begun === 'exists' && carried !== undefined) await this.signalExisting(executionId, carried, signal?.payload);
     if (begun === 'exists' && options.strict === true)
       await this.assertSameInput(definition, executionId, input);
     // The run goes on in the background, with no caller to throw to: a store error (or any
