@@ -72,6 +72,8 @@ export async function cancelExecution(
       outcome.catch((error: unknown) => deps.onError(error, `cancelling run of execution "${executionId}"`));
       return { cancelled: true, status: 'running' };
     } catch (error) {
+      // The run fails with the same error, which this call reports to its caller.
+      outcome.catch(() => undefined);
       // The holder appended between our read and our fence: read again (it is fenced out now).
       if (!isSeqRace(error) || attempt >= ATTEMPTS) throw error;
     }
