@@ -16,9 +16,15 @@ function family(effects: Effects) {
     async run(ctx, { n }) {
       try {
         const by = await ctx.waitForSignal('go');
-        return await ctx.step('child-work', effects.track('child-work', () => n * by));
+        return await ctx.step(
+          'child-work',
+          effects.track('child-work', () => n * by),
+        );
       } finally {
-        await ctx.step('child-cleanup', effects.track('child-cleanup', () => 'clean'));
+        await ctx.step(
+          'child-cleanup',
+          effects.track('child-cleanup', () => 'clean'),
+        );
       }
     },
   });
@@ -37,10 +43,13 @@ function family(effects: Effects) {
         await ctx.signal(child, second.executionId, 'go', 7);
       }
       const a = await first;
-      const b = await second.result().catch((error: unknown) =>
-        error instanceof ChildFailedError ? error.status : 'other',
+      const b = await second
+        .result()
+        .catch((error: unknown) => (error instanceof ChildFailedError ? error.status : 'other'));
+      return ctx.step(
+        'sum',
+        effects.track('sum', () => `${a}+${b}`),
       );
-      return ctx.step('sum', effects.track('sum', () => `${a}+${b}`));
     },
   });
   return { child, parent };

@@ -82,12 +82,18 @@ function takeChildCall(
     const failed = childFailed(run, record.childId, record.childStatus, record.error);
     return { childId: record.childId, started: done, outcome: Promise.reject(failed) };
   }
-  const childId = record?.childId ?? checkedId(options.executionId ?? defaultChildId(run.executionId, position));
+  const childId =
+    record?.childId ?? checkedId(options.executionId ?? defaultChildId(run.executionId, position));
   const started =
     record?.childId !== undefined
       ? done
       : start(run, features, workflow, childId, input).then(() => {
-          const payload: ChildStartedPayload = { position, name: workflow.name, childId, version: workflow.version };
+          const payload: ChildStartedPayload = {
+            position,
+            name: workflow.name,
+            childId,
+            version: workflow.version,
+          };
           run.writer.record('CHILD_STARTED', payload, `start of child "${childId}"`);
         });
   started.catch(() => undefined); // the outcome carries the failure

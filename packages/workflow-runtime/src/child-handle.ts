@@ -50,7 +50,9 @@ export function childHandleOf<Out>(
   outcome.catch(() => undefined);
   const childId = call.childId;
   const missing = () =>
-    Promise.reject(new Error('ctx.child: the call failed before it had a child id; await the handle for why'));
+    Promise.reject(
+      new Error('ctx.child: the call failed before it had a child id; await the handle for why'),
+    );
   return Object.assign(outcome, {
     executionId: childId ?? '',
     result: () => outcome,

@@ -183,7 +183,12 @@ export class Client {
     signal: StartSignal,
     options: StartOptions = {},
   ): Promise<WorkflowHandle> {
-    const started = await this.runtime.signalWithStart(workflow as never, input as never, signal as never, options);
+    const started = await this.runtime.signalWithStart(
+      workflow as never,
+      input as never,
+      signal as never,
+      options,
+    );
     return this.handle(started.executionId);
   }
 

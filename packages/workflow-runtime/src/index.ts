@@ -103,10 +103,10 @@ export {
   scheduledExecutionId,
 } from './schedules/define-schedule.js';
 export type { ScheduleState } from './schedules/schedule-spi.js';
-export { DEFAULT_MAX_PENDING_SIGNALS } from './signal-inbox.js';
 export type { SentSignal } from './signal-call.js';
-export type { StartSignal } from './signal-with-start.js';
+export { DEFAULT_MAX_PENDING_SIGNALS } from './signal-inbox.js';
 export type { SignalOptions, SignalResult } from './signal-send.js';
+export type { StartSignal } from './signal-with-start.js';
 export type { BlockageStore, EventStore, LeaseStore, SnapshotStore, Stores, TimerStore } from './spi.js';
 export type { ReadStreamOptions } from './stream-read.js';
 export {

@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { blockageStands, blockedView } from './blockage.js';
 import { type CancelResult, cancelExecution } from './cancellation.js';
 import { Codec, DEFAULT_MAX_PAYLOAD_BYTES } from './codec.js';
+import { deadLetterExecution } from './dead-letter.js';
 import {
   cancelledErrorOf,
   type DeadlineDeps,
@@ -17,7 +18,6 @@ import {
   enforceDeadline,
   scheduleDeadline,
 } from './deadlines.js';
-import { deadLetterExecution } from './dead-letter.js';
 import { DestinationShares } from './destination-shares.js';
 import { optionalPositiveMs } from './durations.js';
 import { checkedErrorClasses, ErrorClassRegistry } from './error-classes.js';
@@ -338,8 +338,7 @@ export class Runtime {
     if (enqueued.created) {
       if (deadline !== undefined) await scheduleDeadline(this.stores.timers, executionId, deadline);
       await this.lifecycle.bootstrapWithRetry(definition, executionId, input, { run: false, deadline });
-    }
-    else await this.startQueued(enqueued.executionId);
+    } else await this.startQueued(enqueued.executionId);
     return this.handle(enqueued.executionId);
   }
 
@@ -420,7 +419,8 @@ export class Runtime {
       ...signals,
     });
     if (begun === 'exists' && deadline !== undefined) await this.stores.timers.complete(deadline.timerId);
-    if (begun === 'exists' && carried !== undefined) await this.signalExisting(executionId, carried, signal?.payload);
+    if (begun === 'exists' && carried !== undefined)
+      await this.signalExisting(executionId, carried, signal?.payload);
     if (begun === 'exists' && options.strict === true)
       await this.assertSameInput(definition, executionId, input);
     // The run goes on in the background, with no caller to throw to: a store error (or any

@@ -78,12 +78,19 @@ function takeSignalCall(
   assertName(name, 'ctx.signal call', 'name');
   const features = featuresOf(run, 'ctx.signal');
   const { position, record } = run.next('send', name);
-  return settle<SentSignal>(run, position, name, record?.status === 'completed' ? record.output : undefined, async () => {
-    await after?.catch(() => undefined);
-    const signalId = sentSignalId(run.executionId, position);
-    await features.sendSignal(target, name, payload, signalId);
-    return { executionId: target, signalId };
-  }, 'send');
+  return settle<SentSignal>(
+    run,
+    position,
+    name,
+    record?.status === 'completed' ? record.output : undefined,
+    async () => {
+      await after?.catch(() => undefined);
+      const signalId = sentSignalId(run.executionId, position);
+      await features.sendSignal(target, name, payload, signalId);
+      return { executionId: target, signalId };
+    },
+    'send',
+  );
 }
 
 /** A child handle's `cancel`: cancels the child (a no-op once it ended) and records that it did. */
@@ -110,11 +117,18 @@ function takeCancelCall(
   const features = featuresOf(run, 'child handle cancel');
   const { position, record } = run.next('cancel', childId);
   const recorded = record?.status === 'completed' ? record.output : undefined;
-  return settle<null>(run, position, childId, recorded, async () => {
-    await after.catch(() => undefined);
-    await features.cancelChild(childId, `cancelled by its parent "${run.executionId}": ${reason}`);
-    return null;
-  }, 'cancel').then(() => undefined);
+  return settle<null>(
+    run,
+    position,
+    childId,
+    recorded,
+    async () => {
+      await after.catch(() => undefined);
+      await features.cancelChild(childId, `cancelled by its parent "${run.executionId}": ${reason}`);
+      return null;
+    },
+    'cancel',
+  ).then(() => undefined);
 }
 
 /** Replay a recorded outcome, or do `work` and record what it gave (or the refusal it met). */

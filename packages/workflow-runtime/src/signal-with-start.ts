@@ -10,10 +10,20 @@ import { UnknownSignalError } from './errors.js';
 import type { CarriedSignal } from './events.js';
 import { MAX_EXECUTION_ID_LENGTH, nameSchema, newId, wellFormed } from './ids.js';
 import { refuseReserved } from './update-inbox.js';
-import { type AnyWorkflow, declaredSignal, parseWith, type SignalInput, type SignalName, type WorkflowMessages } from './workflow.js';
+import {
+  type AnyWorkflow,
+  declaredSignal,
+  parseWith,
+  type SignalInput,
+  type SignalName,
+  type WorkflowMessages,
+} from './workflow.js';
 
 /** The signal of `signalWithStart`. */
-export interface StartSignal<M extends WorkflowMessages = WorkflowMessages, K extends SignalName<M> = SignalName<M>> {
+export interface StartSignal<
+  M extends WorkflowMessages = WorkflowMessages,
+  K extends SignalName<M> = SignalName<M>,
+> {
   /** A signal the workflow declares. */
   name: K;
   /** Its payload, checked by the declared schema before anything is written. */

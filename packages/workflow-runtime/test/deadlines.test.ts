@@ -174,7 +174,10 @@ describe.each(realStores)('deadlines (%s store)', (_, openStores) => {
       [{ timeoutMs: '100' }, /timeoutMs: must be a finite number/],
       [{ timeoutMs: Number.NaN }, /timeoutMs/],
       [{ deadline: 'tomorrow' }, /deadline: must be a Date or ms since the epoch/],
-      [{ deadline: new Date(Number.NaN) }, /deadline: must be a Date or ms since the epoch, got an invalid Date/],
+      [
+        { deadline: new Date(Number.NaN) },
+        /deadline: must be a Date or ms since the epoch, got an invalid Date/,
+      ],
       [{ timeoutMs: 10, deadline: Date.now() + 10 }, /deadline: give timeoutMs or deadline, not both/],
     ];
     for (const [options, message] of cases) {

@@ -82,7 +82,12 @@ describe.each(realStores)('signalWithStart (%s store)', (_, openStores) => {
     const stores = await storesOf();
     const runtime = runtimeOf({ stores, workflows: [collector] });
     const add = (payload: string, signalId: string) =>
-      runtime.signalWithStart(collector, { count: 2 }, { name: 'add', payload, signalId }, { executionId: 'sws-2' });
+      runtime.signalWithStart(
+        collector,
+        { count: 2 },
+        { name: 'add', payload, signalId },
+        { executionId: 'sws-2' },
+      );
     await add('apple', 'a');
     await add('apple', 'a'); // the caller retried: carried in seq 0 already
     await add('pear', 'p');
@@ -120,7 +125,12 @@ describe.each(realStores)('signalWithStart (%s store)', (_, openStores) => {
     const stores = await storesOf();
     const client = createClient({ stores, workflows: [collector] });
     runtimes.push(client);
-    await client.signalWithStart(collector, { count: 1 }, { name: 'add', payload: 'fig' }, { executionId: 'sws-c' });
+    await client.signalWithStart(
+      collector,
+      { count: 1 },
+      { name: 'add', payload: 'fig' },
+      { executionId: 'sws-c' },
+    );
     expect((await client.loadState('sws-c'))?.status).toBe('pending');
     const node = runtimeOf({ stores, workflows: [collector], maintenance: { intervalMs: 50 } });
     await until(async () => (await node.loadState('sws-c'))?.status === 'completed');
@@ -132,14 +142,18 @@ describe.each(realStores)('signalWithStart (%s store)', (_, openStores) => {
     const runtime = runtimeOf({ stores, workflows: [collector], maintenance: false });
     const start = (input: unknown, signal: unknown) =>
       runtime.signalWithStart(collector, input as never, signal as never, { executionId: 'sws-bad' });
-    await expect(start({ count: 1 }, { name: 'remove', payload: 'x' })).rejects.toBeInstanceOf(UnknownSignalError);
+    await expect(start({ count: 1 }, { name: 'remove', payload: 'x' })).rejects.toBeInstanceOf(
+      UnknownSignalError,
+    );
     await expect(start({ count: 1 }, { name: 'add', payload: 42 })).rejects.toThrow(
       /signal "add" of execution "sws-bad" is invalid: payload/,
     );
     await expect(start({ count: 1 }, { name: '', payload: 'x' })).rejects.toThrow(
       /signalWithStart signal is invalid: signal\.name/,
     );
-    await expect(start({ count: 'one' }, { name: 'add', payload: 'x' })).rejects.toBeInstanceOf(InvalidInputError);
+    await expect(start({ count: 'one' }, { name: 'add', payload: 'x' })).rejects.toBeInstanceOf(
+      InvalidInputError,
+    );
     await expect(start({ count: 1 }, undefined)).rejects.toBeInstanceOf(InvalidInputError);
     expect(await runtime.loadState('sws-bad')).toBeNull();
     expect(await stores.signals.pending('sws-bad', { names: ['add', 'remove'], limit: 10 })).toEqual([]);
