@@ -114,9 +114,9 @@ describe.each(realStores)('signalWithStart (%s store)', (_, openStores) => {
       ),
     );
     await until(async () => (await a.loadState('sws-race'))?.status === 'completed');
-    const state = await a.loadState('sws-race');
-    expect((state?.output as { items: string[] }).items.slice().sort()).toEqual(fruits);
-    expect((state?.output as { extra: unknown }).extra).toBeNull();
+    const output = (await a.loadState('sws-race'))?.output as { items: string[]; extra: unknown };
+    expect(output.items.slice().sort()).toEqual(fruits);
+    expect(output.extra).toBeNull();
     const log = await a.history('sws-race');
     expect(log.filter((event) => event.type === 'EXECUTION_STARTED')).toHaveLength(1);
   });

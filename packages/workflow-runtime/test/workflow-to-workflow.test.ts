@@ -204,7 +204,8 @@ describe.each(realStores)('workflow to workflow (%s store)', (_, openStores) => 
     expect(ghost?.consumedSignals ?? []).toEqual([]);
     const log = await runtime.history('probe-1');
     const send = log.find((event) => event.type === 'STEP_COMPLETED' && event.payload.kind === 'send');
-    expect((send?.payload.output as { refused: unknown }).refused).toBeInstanceOf(ExecutionNotFoundError);
+    const output = send?.payload.output as { refused: unknown };
+    expect(output.refused).toBeInstanceOf(ExecutionNotFoundError);
   });
 
   test('L7: a bad receiver id or signal name fails ctx.signal before it takes a position', async () => {
