@@ -27,6 +27,7 @@ export * from './errors.js';
 export {
   type CallKind,
   type CancelRequestedPayload,
+  type CarriedSignal,
   type ChildSettledPayload,
   type ChildStartedPayload,
   type CompletedPayload,

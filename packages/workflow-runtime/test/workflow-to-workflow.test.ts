@@ -204,7 +204,9 @@ describe.each(realStores)('workflow to workflow (%s store)', (_, openStores) => 
     expect(ghost?.consumedSignals ?? []).toEqual([]);
     const log = await runtime.history('probe-1');
     const send = log.find((event) => event.type === 'STEP_COMPLETED' && event.payload.kind === 'send');
-    const output = send?.payload.output as { refused: unknown };
+    const output = (send?.type === 'STEP_COMPLETED' ? send.payload.output : undefined) as {
+      refused: unknown;
+    };
     expect(output.refused).toBeInstanceOf(ExecutionNotFoundError);
   });
 
