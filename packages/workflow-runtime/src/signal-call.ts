@@ -7,6 +7,7 @@
  * `STEP_COMPLETED` (`kind: 'send'` or `'cancel'`): what was sent, or the refusal, which a replay
  * throws again.
  */
+import { z } from 'zod';
 import {
   ExecutionFinishedError,
   ExecutionNotFoundError,
@@ -113,7 +114,7 @@ function takeCancelCall(
   reason: string,
   after: Promise<unknown>,
 ): Promise<void> {
-  assertName(reason, 'child handle cancel', 'reason');
+  const why = parseWith(z.string().min(1), reason, 'child handle cancel', 'reason');
   const features = featuresOf(run, 'child handle cancel');
   const { position, record } = run.next('cancel', childId);
   const recorded = record?.status === 'completed' ? record.output : undefined;
@@ -124,7 +125,7 @@ function takeCancelCall(
     recorded,
     async () => {
       await after.catch(() => undefined);
-      await features.cancelChild(childId, `cancelled by its parent "${run.executionId}": ${reason}`);
+      await features.cancelChild(childId, `cancelled by its parent "${run.executionId}": ${why}`);
       return null;
     },
     'cancel',
