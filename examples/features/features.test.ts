@@ -1,10 +1,13 @@
 /** Every example of docs/{sleep,signals,messages,children,cancellation,versions,inspection,continue-as-new}.md runs, on in-memory stores. */
 import { describe, expect, test } from 'vitest';
 import { main as cancellation } from './cancellation.js';
+import { main as childHandles } from './child-handles.js';
 import { main as children } from './children.js';
 import { main as continueAsNew } from './continue-as-new.js';
+import { main as deadlines } from './deadlines.js';
 import { main as inspection } from './inspection.js';
 import { main as messages } from './messages.js';
+import { main as signalWithStart } from './signal-with-start.js';
 import { main as signals } from './signals.js';
 import { main as sleep } from './sleep.js';
 import { main as updates } from './updates.js';
@@ -29,6 +32,26 @@ describe('feature examples (docs/)', () => {
 
   test('children: the checkout gets the invoice from its child', async () => {
     expect(await children()).toEqual({ output: 'sent: invoice for 30', childParent: 'checkout-1' });
+  });
+
+  test('children: a handle signals one child and cancels the other', async () => {
+    expect(await childHandles()).toEqual({
+      verdict: 'spec approved by ana',
+      other: 'cancelled',
+      secondId: 'publish-1-child-1',
+    });
+  });
+
+  test('signals: signalWithStart starts the cart once with its signal; ctx.signal checks it out', async () => {
+    expect(await signalWithStart()).toEqual({ cart: 'ada buys apple, pear', cashier: 'checked out' });
+  });
+
+  test('deadlines: the quote is cancelled at its deadline and withdrawn', async () => {
+    expect(await deadlines()).toEqual({
+      status: 'cancelled',
+      code: 'DEADLINE_EXCEEDED',
+      steps: ['offer', 'withdraw'],
+    });
   });
 
   test('cancellation: the booking ends cancelled and its hold is released', async () => {

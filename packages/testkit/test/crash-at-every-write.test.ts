@@ -182,6 +182,8 @@ describe('crashAtEveryWrite', () => {
     await expect(crashAt(order, { qty: 1 }, { k: 999, when: 'before' })).rejects.toThrow(
       /crashAt is invalid: point\.k: must be an integer in 0\.\.\d+, got 999/,
     );
-    await expect(crashAt(order, { qty: 1 }, { k: 0, when: 'during' as never })).rejects.toThrow(InvalidInputError);
+    await expect(crashAt(order, { qty: 1 }, { k: 0, when: 'during' as never })).rejects.toThrow(
+      InvalidInputError,
+    );
   });
 });

@@ -52,6 +52,7 @@ export async function cancelExecution(
   deps: FeatureDeps,
   executionId: string,
   reason: string,
+  origin: { deadline?: number } = {},
 ): Promise<CancelResult> {
   for (let attempt = 1; ; attempt++) {
     const current = await deps.loadState(executionId);
@@ -62,7 +63,7 @@ export async function cancelExecution(
     assertRunnable(deps, current);
     const fence = await deps.stores.events.acquireFence(executionId);
     const { firstAppend, outcome } = deps.takeOver(current, fence, [
-      { type: 'CANCEL_REQUESTED', payload: { reason, fence } },
+      { type: 'CANCEL_REQUESTED', payload: { reason, fence, ...origin } },
       { type: 'EXECUTION_RESUMED', payload: { reason: 'cancellation requested', fence } },
     ]);
     try {
@@ -71,6 +72,8 @@ export async function cancelExecution(
       outcome.catch((error: unknown) => deps.onError(error, `cancelling run of execution "${executionId}"`));
       return { cancelled: true, status: 'running' };
     } catch (error) {
+      // The run fails with the same error, which this call reports to its caller.
+      outcome.catch(() => undefined);
       // The holder appended between our read and our fence: read again (it is fenced out now).
       if (!isSeqRace(error) || attempt >= ATTEMPTS) throw error;
     }

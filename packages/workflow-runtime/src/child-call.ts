@@ -18,13 +18,39 @@ export function defaultChildId(parentId: string, position: number): string {
   return `${parentId}-child-${position}`;
 }
 
-/** See the module comment. */
-export async function callChild(
+/** A `ctx.child` call as its handle sees it (child-handle.ts). */
+export interface ChildCall {
+  /** The child's id, known when the call is made; undefined when the call failed at once. */
+  childId: string | undefined;
+  /** Settles once the child's seq 0 is durable and `CHILD_STARTED` recorded (or its start failed). */
+  started: Promise<void>;
+  /** The child's output, or the error it ended with (`ChildFailedError`). */
+  outcome: Promise<unknown>;
+}
+
+/**
+ * See the module comment. Takes its position synchronously, so the calls the body makes after
+ * it (a handle's `signal`, `cancel`) take theirs in the same order on every replay.
+ */
+export function beginChild(
   run: RunInternals,
   workflow: AnyWorkflow,
   input: unknown,
   options: ChildOptions,
-): Promise<unknown> {
+): ChildCall {
+  try {
+    return takeChildCall(run, workflow, input, options);
+  } catch (error) {
+    return { childId: undefined, started: Promise.resolve(), outcome: Promise.reject(error) };
+  }
+}
+
+function takeChildCall(
+  run: RunInternals,
+  workflow: AnyWorkflow,
+  input: unknown,
+  options: ChildOptions,
+): ChildCall {
   const features = featuresOf(run, 'ctx.child');
   // A bad id fails the call before it takes a position, as a bad name fails any other call.
   if (options.executionId !== undefined) checkedId(options.executionId);
@@ -35,31 +61,44 @@ export async function callChild(
   } catch (error) {
     // Cancellation reaches the child this call waits on.
     if (error instanceof CancelledError && peeked?.childId !== undefined && peeked.status === 'started') {
-      // The parent's cancellation is durable first: the child's end then finds it running, not waiting.
-      await run.track(() => run.writer.flush());
-      await features.cancelChild(
-        peeked.childId,
-        `parent "${run.executionId}" was cancelled: ${error.reason}`,
-      );
+      const outcome = (async () => {
+        // The parent's cancellation is durable first: the child's end then finds it running, not waiting.
+        await run.track(() => run.writer.flush());
+        await features.cancelChild(
+          peeked.childId!,
+          `parent "${run.executionId}" was cancelled: ${error.reason}`,
+        );
+        throw error;
+      })();
+      return { childId: peeked.childId, started: Promise.resolve(), outcome };
     }
     throw error;
   }
   const { position, record } = slot;
-  if (record?.status === 'completed') return record.output;
-  if (record?.status === 'failed') throw childFailed(run, record.childId, record.childStatus, record.error);
-  let childId = record?.childId;
-  if (childId === undefined) {
-    childId = checkedId(options.executionId ?? defaultChildId(run.executionId, position));
-    await start(run, features, workflow, childId, input);
-    const started: ChildStartedPayload = {
-      position,
-      name: workflow.name,
-      childId,
-      version: workflow.version,
-    };
-    run.writer.record('CHILD_STARTED', started, `start of child "${childId}"`);
+  const done = Promise.resolve();
+  if (record?.status === 'completed')
+    return { childId: record.childId, started: done, outcome: Promise.resolve(record.output) };
+  if (record?.status === 'failed') {
+    const failed = childFailed(run, record.childId, record.childStatus, record.error);
+    return { childId: record.childId, started: done, outcome: Promise.reject(failed) };
   }
-  return awaitChild(run, features, position, workflow.name, childId, record);
+  const childId =
+    record?.childId ?? checkedId(options.executionId ?? defaultChildId(run.executionId, position));
+  const started =
+    record?.childId !== undefined
+      ? done
+      : start(run, features, workflow, childId, input).then(() => {
+          const payload: ChildStartedPayload = {
+            position,
+            name: workflow.name,
+            childId,
+            version: workflow.version,
+          };
+          run.writer.record('CHILD_STARTED', payload, `start of child "${childId}"`);
+        });
+  started.catch(() => undefined); // the outcome carries the failure
+  const outcome = started.then(() => awaitChild(run, features, position, workflow.name, childId, record));
+  return { childId, started, outcome };
 }
 
 async function start(

@@ -22,6 +22,7 @@ import type { ScheduleDefinition } from './schedules/define-schedule.js';
 import { scheduleStoreOf } from './schedules/fire-schedules.js';
 import type { ScheduleState } from './schedules/schedule-spi.js';
 import type { SignalOptions, SignalResult } from './signal-send.js';
+import type { StartSignal } from './signal-with-start.js';
 import type { Stores } from './spi.js';
 import type { UpdateOptions } from './update-send.js';
 import {
@@ -162,6 +163,33 @@ export class Client {
   ): Promise<WorkflowHandle> {
     const enqueued = await this.runtime.enqueue(workflow, input, options);
     return this.handle(enqueued.executionId);
+  }
+
+  /**
+   * `runtime.signalWithStart` from a client: seq 0 carries the signal and is left `pending` for
+   * a node, or the signal goes to the existing execution (handed to the nodes like `signal`).
+   * @example
+   * await client.signalWithStart(shop, { owner: 'ada' }, { name: 'add', payload: 'apple' }, { executionId: 'cart-ada' });
+   */
+  signalWithStart<In, Out, Raw, M extends WorkflowMessages, K extends SignalName<M>>(
+    workflow: WorkflowDefinition<In, Out, Raw, M>,
+    input: Raw,
+    signal: StartSignal<M, K>,
+    options?: StartOptions,
+  ): Promise<WorkflowHandle<Out, M>>;
+  async signalWithStart(
+    workflow: AnyWorkflow,
+    input: unknown,
+    signal: StartSignal,
+    options: StartOptions = {},
+  ): Promise<WorkflowHandle> {
+    const started = await this.runtime.signalWithStart(
+      workflow as never,
+      input as never,
+      signal as never,
+      options,
+    );
+    return this.handle(started.executionId);
   }
 
   /** Pause schedule `name` (one of `schedules`) on every node: no due time fires until resumed. */

@@ -1,11 +1,14 @@
 /** The `ctx` a workflow body receives. Every call is recorded and replayed by position. */
+import type { ChildHandle } from './child-handle.js';
 import type { Recordable } from './codec.js';
 import type { FanOutCallOptions } from './fan-out-call.js';
 import type { FanOutSummary } from './fan-out-settlement.js';
 import type { RetryPolicy } from './retry.js';
+import type { SentSignal } from './signal-call.js';
 import type { TaskDefinition } from './task.js';
 import type {
   Schema,
+  SignalInput,
   SignalName,
   SignalPayload,
   UpdateName,
@@ -191,14 +194,37 @@ export interface WorkflowContext<M extends WorkflowMessages = WorkflowMessages> 
   onUpdate<K extends UpdateName<M>, R = unknown>(name: K, handler: (payload: UpdatePayload<M, K>) => R): void;
   /**
    * Start `workflow` as a child execution (once: replay and recovery never start a second
-   * one) and resolve with its output; reject with `ChildFailedError` when it ends otherwise.
-   * The parent suspends while the child runs.
+   * one) and return its handle: awaiting it resolves with the child's output, or rejects with
+   * `ChildFailedError` when the child ends otherwise; `signal` and `cancel` reach the child
+   * (typed by its declared signals). The parent suspends while it waits for the child.
+   * @example
+   * const review = ctx.child(approval, { doc });
+   * await review.signal('assign', { reviewer: 'ana' });
+   * const verdict = await review;
    */
   child<In, Out, Raw, C extends WorkflowMessages>(
     workflow: WorkflowDefinition<In, Out, Raw, C>,
     input: Raw,
     options?: ChildOptions,
-  ): Promise<Out>;
+  ): ChildHandle<Out, C>;
+  /**
+   * Send signal `name` with `payload` to another execution, recorded like a step: delivered
+   * once per recorded call, also when this run crashes between the delivery and the record
+   * (the signal's id is derived from this execution and the call's position, and the receiver
+   * drops a second copy). Refusals (`ExecutionNotFoundError`, `ExecutionFinishedError`,
+   * `UnknownSignalError`, `InvalidInputError`, `SignalInboxFullError`, …) are recorded and
+   * thrown, the same on replay. Given the receiver's workflow first, the name and payload are
+   * checked at compile time against its declared signals.
+   * @example
+   * await ctx.signal(order, 'order-42', 'approve', true);
+   */
+  signal<In, Out, Raw, C extends WorkflowMessages, K extends SignalName<C>>(
+    workflow: WorkflowDefinition<In, Out, Raw, C>,
+    executionId: string,
+    name: K,
+    payload: SignalInput<C, K>,
+  ): Promise<SentSignal>;
+  signal(executionId: string, name: string, payload: unknown): Promise<SentSignal>;
   /**
    * Fan `task` out over every item of `options.items`, in chunks worked by `FanOutWorker`s,
    * and resolve with the summary: `status: 'complete'` with the aggregate only when every

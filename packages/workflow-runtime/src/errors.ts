@@ -33,6 +33,7 @@ export const ErrorCodes = {
   UpdateFailed: 'UPDATE_FAILED',
   UpdateTimeout: 'UPDATE_TIMEOUT',
   Cancelled: 'CANCELLED',
+  DeadlineExceeded: 'DEADLINE_EXCEEDED',
   ChildFailed: 'CHILD_FAILED',
   InvalidAppend: 'INVALID_APPEND',
   TenantScope: 'TENANT_SCOPE',
@@ -574,8 +575,24 @@ export class CancelledError extends SkeinError {
   constructor(
     readonly executionId: string,
     readonly reason: string,
+    options?: { code?: string },
   ) {
-    super(ErrorCodes.Cancelled, `execution "${executionId}" was cancelled: ${reason}`);
+    super(options?.code ?? ErrorCodes.Cancelled, `execution "${executionId}" was cancelled: ${reason}`);
+  }
+}
+
+/**
+ * The `CancelledError` of an execution whose deadline (`start(…, { timeoutMs | deadline })`)
+ * passed: thrown into the body like any cancellation (cleanup in `finally` runs) and recorded
+ * as the error of `EXECUTION_CANCELLED`; `deadline` is the instant, in ms since the epoch.
+ */
+export class DeadlineExceededError extends CancelledError {
+  constructor(
+    executionId: string,
+    reason: string,
+    readonly deadline: number,
+  ) {
+    super(executionId, reason, { code: ErrorCodes.DeadlineExceeded });
   }
 }
 
@@ -694,6 +711,7 @@ export const ErrorClassesByCode: { readonly [C in ErrorCode]: ErrorClass } = {
   [ErrorCodes.UpdateFailed]: UpdateFailedError,
   [ErrorCodes.UpdateTimeout]: UpdateTimeoutError,
   [ErrorCodes.Cancelled]: CancelledError,
+  [ErrorCodes.DeadlineExceeded]: DeadlineExceededError,
   [ErrorCodes.ChildFailed]: ChildFailedError,
   [ErrorCodes.DuplicateWorkflow]: DuplicateWorkflowError,
   [ErrorCodes.InvalidErrorClass]: InvalidErrorClassError,

@@ -150,7 +150,9 @@ export type CallKind =
   | 'event'
   | 'stream'
   | 'history'
-  | 'continue';
+  | 'continue'
+  | 'send'
+  | 'cancel';
 
 /** Payload of `EXECUTION_STARTED`. */
 export interface StartedPayload {
@@ -160,6 +162,29 @@ export interface StartedPayload {
   parentId?: string;
   /** Set on the successor of a `ctx.continueAsNew`: the execution it continues (docs/continue-as-new.md). */
   continuedFrom?: ContinuedFrom;
+  /**
+   * The execution's deadline (`start(…, { timeoutMs | deadline })`): the instant, and the id of
+   * the durable timer row that fires it (docs/cancellation.md#deadlines).
+   */
+  deadline?: DeadlineRecord;
+  /** Signals sent with the start (`signalWithStart`), delivered by this very append. */
+  signals?: CarriedSignal[];
+}
+
+/** A signal seq 0 carries (`signalWithStart`); `payload` is the codec's text, as the inbox keeps it. */
+export interface CarriedSignal {
+  signalId: string;
+  name: string;
+  payload: string;
+  /** Ms since the epoch. */
+  sentAt: number;
+}
+
+/** A deadline as seq 0 records it. */
+export interface DeadlineRecord {
+  /** Ms since the epoch. */
+  at: number;
+  timerId: string;
 }
 
 /** Where a successor of `ctx.continueAsNew` sits in its chain. */
@@ -192,7 +217,9 @@ export interface StepStartedPayload {
 /**
  * Payload of `STEP_COMPLETED`; also records `now`, `random`, `uuid` values, patch markers,
  * published events (`kind: 'event'`, `name` the key, `output` the value) and stream writes
- * (`kind: 'stream'`, `name` the stream, `output` a {@link StreamEntry}).
+ * (`kind: 'stream'`, `name` the stream, `output` a {@link StreamEntry}), signals sent to other
+ * executions (`kind: 'send'`, `name` the signal, `output` `{ ok: SentSignal }` or `{ refused: error }`)
+ * and a child handle's cancellation (`kind: 'cancel'`, `name` the child's id).
  */
 export interface StepCompletedPayload {
   position: number;
@@ -306,6 +333,8 @@ export interface CancelRequestedPayload {
   reason: string;
   /** The fence the cancellation took the execution over with. */
   fence: number;
+  /** Set when the execution's deadline requested it: the deadline (ms since the epoch). */
+  deadline?: number;
 }
 
 /** Payload of `EXECUTION_COMPLETED`. */

@@ -7,7 +7,8 @@
  */
 
 import { cancellationAt } from './cancellation.js';
-import { callChild } from './child-call.js';
+import { beginChild } from './child-call.js';
+import { type ChildHandle, childHandleOf } from './child-handle.js';
 import { encode } from './codec.js';
 import type {
   ChildOptions,
@@ -19,19 +20,22 @@ import type {
   WorkflowStream,
 } from './context-api.js';
 import { type ContinueRequest, endContinued, requestContinue } from './continue-as-new.js';
+import { cancelledErrorOf } from './deadlines.js';
 import { Deliveries } from './deliveries.js';
 import type { DestinationShares } from './destination-shares.js';
 import { durationMs, instantSchema } from './durations.js';
-import { CancelledError, NonDeterminismError, PayloadTooLargeError } from './errors.js';
+import { NonDeterminismError, PayloadTooLargeError } from './errors.js';
 import type { CallKind } from './events.js';
 import { type FanOutCallDeps, type FanOutCallOptions, fanOutCall } from './fan-out-call.js';
 import type { FanOutSummary } from './fan-out-settlement.js';
 import type { CallRecord, ExecutionState } from './fold.js';
+import { isWorkflowDefinition } from './handles.js';
 import { HistoryCounter, historySize } from './history-size.js';
 import { assertCallName, assertName, newId } from './ids.js';
 import type { LogWriter } from './log-writer.js';
 import { publishEvent, streamOf, writeStream } from './publish-calls.js';
 import type { Awaiting, RunFeatures, RunInternals } from './run-internals.js';
+import { cancelChildCall, type SentSignal, signalCall } from './signal-call.js';
 import { waitForSignal } from './signal-wait.js';
 import type { Timer } from './spi.js';
 import { recordFailure, runStep, type StepRun } from './step-attempt.js';
@@ -146,7 +150,7 @@ export class ExecutionRun implements WorkflowContext {
       const cancel = this.state.cancel;
       // Cancellation ends the execution cancelled whatever the body did with CancelledError.
       if (cancel !== undefined) {
-        const error = new CancelledError(this.executionId, cancel.reason);
+        const error = cancelledErrorOf(this.executionId, cancel);
         return await this.end('EXECUTION_CANCELLED', { error, reason: cancel.reason });
       }
       if (settled === 'continue')
@@ -204,8 +208,24 @@ export class ExecutionRun implements WorkflowContext {
     workflow: WorkflowDefinition<In, Out, Raw>,
     input: Raw,
     options: ChildOptions = {},
-  ): Promise<Out> {
-    return this.ordered(this.cursor, callChild(this.internals(), workflow, input, options) as Promise<Out>);
+  ): ChildHandle<Out> {
+    const position = this.cursor;
+    const call = beginChild(this.internals(), workflow, input, options);
+    return childHandleOf(call, this.ordered(position, call.outcome as Promise<Out>), {
+      signal: (childId, name, payload, after) =>
+        this.ordered(this.cursor, signalCall(this.internals(), childId, name, payload, after)),
+      cancel: (childId, reason, after) =>
+        this.ordered(this.cursor, cancelChildCall(this.internals(), childId, reason, after)),
+    });
+  }
+
+  signal(...args: unknown[]): Promise<SentSignal> {
+    // Given the workflow first, the compiler checked the name and payload; the receiver checks them again.
+    const [targetId, name, payload] = isWorkflowDefinition(args[0]) ? args.slice(1) : args;
+    return this.ordered(
+      this.cursor,
+      signalCall(this.internals(), targetId as string, name as string, payload),
+    );
   }
 
   fanOut<In, Out, Raw, A = undefined>(
@@ -376,7 +396,7 @@ export class ExecutionRun implements WorkflowContext {
       const cancelled = cancellationAt(cancel, kind, position, record, this.cancelDelivered);
       if (cancelled) {
         this.cancelDelivered = true;
-        throw new CancelledError(this.executionId, cancel.reason);
+        throw cancelledErrorOf(this.executionId, cancel);
       }
     }
     return { position, record };

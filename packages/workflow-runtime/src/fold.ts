@@ -5,8 +5,10 @@
 import type { ExecutionBlocked } from './blockage.js';
 import type {
   CallKind,
+  CarriedSignal,
   ChildSettledPayload,
   ContinuedFrom,
+  DeadlineRecord,
   EventPayloads,
   EventType,
   ExecutionStatus,
@@ -117,7 +119,11 @@ export interface ExecutionState<Out = unknown> {
    * positions the log held then. A call below it that had not settled, and the first call at
    * or past it, throw `CancelledError` (adr/0013).
    */
-  cancel?: { reason: string; boundary: number };
+  cancel?: { reason: string; boundary: number; deadline?: number };
+  /** Signals seq 0 carries (`signalWithStart`); a wait takes them before the inbox's. */
+  startSignals?: CarriedSignal[];
+  /** The deadline seq 0 records (`start(…, { timeoutMs | deadline })`), and its timer row. */
+  deadline?: DeadlineRecord;
   /**
    * Why the log cannot be continued, while it still ends where a failed run found it
    * (adr/0058); attached by `runtime.loadState` from `stores.blockages`, never folded from
@@ -178,6 +184,8 @@ export function applyEvent(state: ExecutionState | null, event: FoldableEvent): 
     };
     if (started.parentId !== undefined) state.parentId = started.parentId;
     if (started.continuedFrom !== undefined) state.continuedFrom = started.continuedFrom;
+    if (started.deadline !== undefined) state.deadline = started.deadline;
+    if (started.signals !== undefined) state.startSignals = started.signals;
     return state;
   }
   applyPayload(state, event);
@@ -256,7 +264,11 @@ function applyPayload(state: ExecutionState, event: TypedPayload): void {
       delete state.awaiting;
       return;
     case 'CANCEL_REQUESTED':
-      state.cancel ??= { reason: event.payload.reason, boundary: state.calls.length };
+      state.cancel ??= {
+        reason: event.payload.reason,
+        boundary: state.calls.length,
+        ...(event.payload.deadline === undefined ? {} : { deadline: event.payload.deadline }),
+      };
       return;
     case 'EXECUTION_RECOVERED':
       delete state.awaiting;
@@ -312,6 +324,8 @@ const AWAITED: ReadonlySet<CallKind> = new Set<CallKind>([
   'event',
   'stream',
   'history',
+  'send',
+  'cancel',
 ]);
 
 /** The events of the calls of signals and children. */

@@ -8,6 +8,7 @@
 export { InvalidAppendError } from './append-checks.js';
 export type { ExecutionBlocked } from './blockage.js';
 export type { CancelResult } from './cancellation.js';
+export type { ChildHandle } from './child-handle.js';
 export { Client, type ClientOptions, createClient } from './client.js';
 export { DEFAULT_MAX_PAYLOAD_BYTES, type NotRecordable, type Recordable } from './codec.js';
 export type {
@@ -21,16 +22,19 @@ export type {
   WorkflowContext,
   WorkflowStream,
 } from './context-api.js';
+export type { DeadlineOptions } from './deadlines.js';
 export { type DestinationOptions, DestinationShares, type ShareHolder } from './destination-shares.js';
 export * from './errors.js';
 export {
   type CallKind,
   type CancelRequestedPayload,
+  type CarriedSignal,
   type ChildSettledPayload,
   type ChildStartedPayload,
   type CompletedPayload,
   type ContinuedFrom,
   type ContinuedPayload,
+  type DeadlineRecord,
   type EndedPayload,
   type Envelope,
   type EventPayloads,
@@ -103,8 +107,10 @@ export {
   scheduledExecutionId,
 } from './schedules/define-schedule.js';
 export type { ScheduleState } from './schedules/schedule-spi.js';
+export type { SentSignal } from './signal-call.js';
 export { DEFAULT_MAX_PENDING_SIGNALS } from './signal-inbox.js';
 export type { SignalOptions, SignalResult } from './signal-send.js';
+export type { StartSignal } from './signal-with-start.js';
 export type { BlockageStore, EventStore, LeaseStore, SnapshotStore, Stores, TimerStore } from './spi.js';
 export type { ReadStreamOptions } from './stream-read.js';
 export {

@@ -27,6 +27,11 @@ export interface RunFeatures {
   startChild(workflow: AnyWorkflow, childId: string, input: unknown, parentId: string): Promise<void>;
   /** The child's folded state when it is terminal, else null (one index read while it runs). */
   settledChild(childId: string): Promise<ExecutionState | null>;
+  /**
+   * `ctx.signal`: send signal `name` to `targetId` under `signalId` (as `runtime.signal` does);
+   * a resend of a signal the receiver consumed before it ended counts as delivered.
+   */
+  sendSignal(targetId: string, name: string, payload: unknown, signalId: string): Promise<void>;
   /** Cancel a child (a no-op for one that ended). */
   cancelChild(childId: string, reason: string): Promise<void>;
   /** How often a parent re-checks a child it waits on, in case the child's wake-up was lost. */

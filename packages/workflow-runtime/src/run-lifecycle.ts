@@ -7,9 +7,16 @@
 import { isBlockingError, recordBlockage } from './blockage.js';
 import type { Codec } from './codec.js';
 import { adoptInbox } from './continuation-chain.js';
+import { wakeAtWithDeadline } from './deadlines.js';
 import type { DestinationShares } from './destination-shares.js';
 import { ExecutionAlreadyExistsError, StartFencedOutError, UnknownWorkflowError } from './errors.js';
-import { type ContinuedFrom, isTerminalStatus, type StartedPayload } from './events.js';
+import {
+  type CarriedSignal,
+  type ContinuedFrom,
+  type DeadlineRecord,
+  isTerminalStatus,
+  type StartedPayload,
+} from './events.js';
 import { ExecutionRun, type RunOutcome } from './execution-run.js';
 import type { FanOutCallDeps } from './fan-out-call.js';
 import type { ExecutionState } from './fold.js';
@@ -56,6 +63,10 @@ export interface BootstrapOptions {
   parentId?: string;
   /** The successor of a `ctx.continueAsNew`: where it sits in its chain (adr/0063). */
   continuedFrom?: ContinuedFrom;
+  /** The deadline seq 0 records; its timer row exists already (deadlines.ts). */
+  deadline?: DeadlineRecord;
+  /** Signals seq 0 carries (`signalWithStart`). */
+  signals?: CarriedSignal[];
 }
 
 /** What the run lifecycle needs from its runtime. */
@@ -91,6 +102,8 @@ export interface RunLifecycleDeps {
   /** True once the runtime's `close()` was called. */
   closed(): boolean;
   loadState(executionId: string): Promise<ExecutionState | null>;
+  /** Enforces the deadline of a run in progress here on time (deadlines.ts); the stop function. */
+  watchDeadline(state: ExecutionState): () => void;
 }
 
 /** Starts, takes over and runs the executions of one runtime; see the module comment. */
@@ -119,6 +132,7 @@ export class RunLifecycle {
   private readonly fanOut: FanOutCallDeps;
   private readonly closed: () => boolean;
   private readonly loadState: (executionId: string) => Promise<ExecutionState | null>;
+  private readonly watchDeadline: (state: ExecutionState) => () => void;
 
   constructor(deps: RunLifecycleDeps) {
     this.stores = deps.stores;
@@ -141,6 +155,7 @@ export class RunLifecycle {
     this.fanOut = deps.fanOut;
     this.closed = deps.closed;
     this.loadState = deps.loadState;
+    this.watchDeadline = deps.watchDeadline;
   }
 
   /** `execute` of a parsed request (the maintenance's own takeovers come straight here). */
@@ -227,7 +242,7 @@ export class RunLifecycle {
     definition: AnyWorkflow,
     executionId: string,
     rawInput: unknown,
-    { run, fence, parentId, continuedFrom }: BootstrapOptions & { fence: number },
+    { run, fence, parentId, continuedFrom, deadline, signals }: BootstrapOptions & { fence: number },
   ): Promise<Bootstrapped> {
     const input = parseWith(definition.input, rawInput, `input of workflow "${definition.name}"`, 'input');
     if (this.tenant === undefined && crossesTenant(executionId, parentId))
@@ -235,6 +250,8 @@ export class RunLifecycle {
     const started: StartedPayload = { workflow: definition.name, version: definition.version, input };
     if (parentId !== undefined) started.parentId = parentId;
     if (continuedFrom !== undefined) started.continuedFrom = continuedFrom;
+    if (deadline !== undefined) started.deadline = deadline;
+    if (signals !== undefined) started.signals = signals;
     // Encodes and checks the size (L7): an input the log cannot hold throws here, nothing written.
     const writer = this.writer(executionId, definition.name, fence, 0, null);
     writer.record('EXECUTION_STARTED', started, `input of workflow "${definition.name}"`);
@@ -364,7 +381,8 @@ export class RunLifecycle {
         throw error;
       },
     );
-    const outcome = releaseLease === undefined ? ran : ran.finally(releaseLease);
+    const unwatch = this.watchDeadline(writer.state!);
+    const outcome = (releaseLease === undefined ? ran : ran.finally(releaseLease)).finally(unwatch);
     this.active.set(executionId, outcome);
     const forget = () => {
       if (this.active.get(executionId) === outcome) this.active.delete(executionId);
@@ -405,13 +423,16 @@ export class RunLifecycle {
     await Promise.all(run.firedTimers.map((timerId) => this.stores.timers.complete(timerId)));
     // A crash between TIMER_FIRED and deleting its row leaves the row behind; an execution
     // that ever used a timer clears every row of its own once it is terminal.
-    if (outcome.kind === 'terminal' && outcome.state.calls.some((call) => call?.timerId !== undefined)) {
+    const { state } = outcome;
+    if (
+      outcome.kind === 'terminal' &&
+      (state.deadline !== undefined || state.calls.some((call) => call?.timerId !== undefined))
+    ) {
       const rows = await this.stores.timers.forExecution(executionId);
       await Promise.all(rows.map((row) => this.stores.timers.complete(row.timerId)));
     }
-    if (outcome.kind === 'suspended' && outcome.wakeAt !== undefined && !this.closed()) {
-      this.wakeTimers.set(executionId, outcome.wakeAt);
-    }
+    const wakeAt = outcome.kind === 'suspended' ? wakeAtWithDeadline(outcome.wakeAt, state) : undefined;
+    if (wakeAt !== undefined && !this.closed()) this.wakeTimers.set(executionId, wakeAt);
   }
 
   private async scheduleTimers(timers: Timer[]): Promise<void> {

@@ -1,5 +1,6 @@
 /** The runtime's public option and handle types, and the schemas its entry points validate with. */
 import { z } from 'zod';
+import type { DeadlineOptions } from './deadlines.js';
 import type { DestinationOptions } from './destination-shares.js';
 import type { ErrorClass } from './errors.js';
 import { executionIdSchema, nameSchema } from './ids.js';
@@ -124,8 +125,8 @@ export interface ExecuteRequest {
   version?: number;
 }
 
-/** Options of `start` and `enqueue`. */
-export interface StartOptions {
+/** Options of `start` and `enqueue`; `timeoutMs` / `deadline` cancel it when they pass (adr/0065). */
+export interface StartOptions extends DeadlineOptions {
   /** Id of the execution (default: a new ULID). Starting an id that exists returns a handle to it. */
   executionId?: string;
   /**

@@ -11,18 +11,25 @@ import { type CancelResult, cancelExecution } from './cancellation.js';
 import { Codec, DEFAULT_MAX_PAYLOAD_BYTES } from './codec.js';
 import { handOverDeps } from './continuation-features.js';
 import { deadLetterExecution } from './dead-letter.js';
+import {
+  cancelledErrorOf,
+  type DeadlineDeps,
+  DeadlineWatch,
+  deadlineOf,
+  enforceDeadline,
+  scheduleDeadline,
+} from './deadlines.js';
 import { DestinationShares } from './destination-shares.js';
 import { optionalPositiveMs } from './durations.js';
 import { checkedErrorClasses, ErrorClassRegistry } from './error-classes.js';
 import {
-  CancelledError,
   ExecutionFailedError,
   ExecutionInputMismatchError,
   ExecutionNotFoundError,
   InvalidInputError,
   RuntimeClosedError,
 } from './errors.js';
-import type { StreamEntry } from './events.js';
+import type { CarriedSignal, StreamEntry } from './events.js';
 import { type Envelope, isTerminalStatus, type StartedPayload } from './events.js';
 import { type FanOutResult, fanOutDepsOf, fanOutResultsOf, fanOutShardsOf } from './fan-out-runtime.js';
 import type { FanOutStore } from './fan-out-store.js';
@@ -62,6 +69,7 @@ import { fireSchedule, scheduleStoreOf, setPaused, stateOf } from './schedules/f
 import type { ScheduleState } from './schedules/schedule-spi.js';
 import { type FeatureDeps, runFeatures } from './signal-child-deps.js';
 import { maxPendingSignalsOf, type SignalOptions, type SignalResult, sendSignal } from './signal-send.js';
+import { carriedSignalOf, type StartSignal } from './signal-with-start.js';
 import type { Stores } from './spi.js';
 import { type ReadStreamOptions, readStream } from './stream-read.js';
 import { storesTenant } from './tenancy.js';
@@ -190,6 +198,7 @@ export class Runtime {
       throw new InvalidInputError('createRuntime options', [
         { path: 'outbox', message: 'is true, but the stores have no outbox (stores.outbox)' },
       ]);
+    const deadlineWatch = new DeadlineWatch(this.clock, (id) => this.enforceDeadline(id), this.onError);
     this.lifecycle = new RunLifecycle({
       stores: this.stores,
       registry: this.registry,
@@ -211,6 +220,7 @@ export class Runtime {
       fanOut: fanOutDepsOf(this.fanOutShards, this.leaseOwner, this.clock),
       closed: () => this.closed,
       loadState: (id) => loadState(this.stores, id, this.codec),
+      watchDeadline: (state) => deadlineWatch.watch(state),
     });
     if (maintains) this.startMaintenance(maintenance ?? {});
   }
@@ -324,10 +334,12 @@ export class Runtime {
       clock: this.clock,
       maxPayloadBytes: this.maxPayloadBytes,
     };
+    const deadline = deadlineOf(options, this.clock(), 'enqueue options');
     const enqueued = await enqueueItem(deps, definition, input, executionId, options);
-    if (enqueued.created)
-      await this.lifecycle.bootstrapWithRetry(definition, executionId, input, { run: false });
-    else await this.startQueued(enqueued.executionId);
+    if (enqueued.created) {
+      if (deadline !== undefined) await scheduleDeadline(this.stores.timers, executionId, deadline);
+      await this.lifecycle.bootstrapWithRetry(definition, executionId, input, { run: false, deadline });
+    } else await this.startQueued(enqueued.executionId);
     return this.handle(enqueued.executionId);
   }
 
@@ -345,16 +357,71 @@ export class Runtime {
     });
   }
 
-  /** `start` (run here when `run`) and `enqueue`: seq 0, then a handle. */
+  /**
+   * Start `workflow` with `signal` delivered by the same append as seq 0, or, when the
+   * execution exists, send the signal to it as `runtime.signal` does (adr/0064). Atomic: racing
+   * calls start it once and every signal arrives; a crash leaves it either not started or
+   * started with the signal. Everything (input, options, the signal's name and payload by the
+   * declared schema) is checked before anything is written; an ended execution refuses the
+   * signal (`ExecutionFinishedError`). Runs the body here, like `start` (on a client, it is
+   * left `pending` for the nodes, like `client.start`).
+   * @example
+   * const cart = await runtime.signalWithStart(shop, { owner: 'ada' }, { name: 'add', payload: 'apple' },
+   *   { executionId: 'cart-ada' });
+   */
+  signalWithStart<In, Out, Raw, M extends WorkflowMessages, K extends SignalName<M>>(
+    workflow: WorkflowDefinition<In, Out, Raw, M>,
+    input: Raw,
+    signal: StartSignal<M, K>,
+    options?: StartOptions,
+  ): Promise<WorkflowHandle<Out, M>>;
+  async signalWithStart(
+    workflow: AnyWorkflow,
+    input: unknown,
+    signal: StartSignal,
+    options: StartOptions = {},
+  ): Promise<WorkflowHandle> {
+    return this.begin(workflow, input, options, {
+      run: this.features.handOffSignal === undefined,
+      signal: signal ?? {},
+    });
+  }
+
+  /** `signalWithStart` of an execution that exists: its inbox, unless seq 0 carries this very signal. */
+  private async signalExisting(executionId: string, carried: CarriedSignal, payload: unknown): Promise<void> {
+    const state = await this.loadState(executionId);
+    if (state?.startSignals?.some((signal) => signal.signalId === carried.signalId)) return;
+    await sendSignal(this.features, executionId, carried.name, payload, { signalId: carried.signalId });
+  }
+
+  /** `start` (run here when `run`), `enqueue` and `signalWithStart`: seq 0, then a handle. */
   private async begin(
     workflow: AnyWorkflow,
     input: unknown,
     options: StartOptions,
-    { run }: { run: boolean },
+    { run, signal }: { run: boolean; signal?: StartSignal },
   ): Promise<WorkflowHandle> {
     const executionId = this.prepareStart(workflow, options);
     const definition = this.registry.get(workflow.name, workflow.version);
-    const begun = await this.lifecycle.bootstrapWithRetry(definition, executionId, input, { run });
+    const carried =
+      signal === undefined
+        ? undefined
+        : carriedSignalOf(definition, executionId, signal, this.clock(), this.maxPayloadBytes);
+    const deadline = deadlineOf(options, this.clock(), run ? 'start options' : 'enqueue options');
+    // The deadline's row exists before seq 0 does (adr/0065); a start that lost removes its own.
+    if (deadline !== undefined) {
+      parseWith(definition.input, input, `input of workflow "${definition.name}"`, 'input');
+      await scheduleDeadline(this.stores.timers, executionId, deadline);
+    }
+    const signals = carried === undefined ? {} : { signals: [carried] };
+    const begun = await this.lifecycle.bootstrapWithRetry(definition, executionId, input, {
+      run,
+      deadline,
+      ...signals,
+    });
+    if (begun === 'exists' && deadline !== undefined) await this.stores.timers.complete(deadline.timerId);
+    if (begun === 'exists' && carried !== undefined)
+      await this.signalExisting(executionId, carried, signal?.payload);
     if (begun === 'exists' && options.strict === true)
       await this.assertSameInput(definition, executionId, input);
     // The run goes on in the background, with no caller to throw to: a store error (or any
@@ -483,6 +550,8 @@ export class Runtime {
     assertExecutionId(executionId, 'wake');
     if (options.claimed !== true) await this.maintenance?.working(executionId);
     const current = await this.loadState(executionId);
+    if (current !== null && (await enforceDeadline(this.deadlines(), current, this.clock())))
+      return this.loadState(executionId);
     if (current === null || current.status !== 'suspended') return current;
     const now = this.clock();
     const due = current.timers.filter((timer) => timer.dueAt <= now);
@@ -609,12 +678,33 @@ export class Runtime {
     this.assertOpen();
     const id = parseWith(executionIdSchema, executionId, 'executionId', 'executionId');
     const why = parseWith(z.string().min(1), reason, 'cancel reason', 'reason');
+    return this.requestCancel(id, why);
+  }
+
+  /** `cancel` of a checked id and reason; `deadline` when the execution's deadline asks for it. */
+  private async requestCancel(id: string, why: string, deadline?: number): Promise<CancelResult> {
     // The runs of it in progress here: their running steps see the cancellation (StepInfo.signal).
     const holders = [...(this.lifecycle.bodies.get(id) ?? [])];
-    const result = await cancelExecution(this.features, id, why);
+    const origin = deadline === undefined ? {} : { deadline };
+    const result = await cancelExecution(this.features, id, why, origin);
     if (result.cancelled && result.alreadyRequested !== true)
-      for (const holder of holders) holder.abortSteps(new CancelledError(id, why));
+      for (const holder of holders) holder.abortSteps(cancelledErrorOf(id, { reason: why, ...origin }));
     return result;
+  }
+
+  /** Cancel `executionId` when its deadline passed (the in-process watch of a run here). */
+  private async enforceDeadline(executionId: string): Promise<void> {
+    if (this.closed) return;
+    const current = await this.loadState(executionId);
+    if (current !== null) await enforceDeadline(this.deadlines(), current, this.clock());
+  }
+
+  /** What enforcing a deadline needs (deadlines.ts). */
+  private deadlines(): DeadlineDeps {
+    return {
+      timers: this.stores.timers,
+      cancel: (id, reason, deadline) => this.requestCancel(id, reason, deadline),
+    };
   }
 
   /**

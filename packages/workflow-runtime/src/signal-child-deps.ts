@@ -7,11 +7,12 @@
 import { decode } from './codec.js';
 import { currentRun } from './continuation-chain.js';
 import { continuationFeatures } from './continuation-features.js';
-import { ExecutionAlreadyExistsError, ExecutionNotFoundError } from './errors.js';
+import { ExecutionAlreadyExistsError, ExecutionFinishedError, ExecutionNotFoundError } from './errors.js';
 import { type ContinuedFrom, type EventType, isTerminalStatus, type StartedPayload } from './events.js';
 import type { RunOutcome } from './execution-run.js';
 import type { ExecutionState } from './fold.js';
 import type { RunFeatures } from './run-internals.js';
+import { sendSignal } from './signal-send.js';
 import type { Stores } from './spi.js';
 import type { AnyWorkflow, WorkflowRegistry } from './workflow.js';
 
@@ -106,6 +107,16 @@ export function runFeatures(deps: FeatureDeps): RunFeatures {
       if (state?.status !== 'continued') return state;
       const current = await currentRun(deps, state);
       return isTerminalStatus(current.status) && current.status !== 'continued' ? current : null;
+    },
+    async sendSignal(targetId, name, payload, signalId) {
+      try {
+        await sendSignal(deps, targetId, name, payload, { signalId });
+      } catch (error) {
+        // Delivered by an earlier run of this call (it crashed before recording), then consumed.
+        if (!(error instanceof ExecutionFinishedError)) throw error;
+        const target = await deps.loadState(targetId);
+        if (target?.consumedSignals?.includes(signalId) !== true) throw error;
+      }
     },
     async cancelChild(childId, reason) {
       if ((await deps.stores.events.getExecution(childId)) === null) return;

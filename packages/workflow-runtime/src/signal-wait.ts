@@ -96,6 +96,15 @@ function schemaOf<T>(run: RunInternals, name: string, options: WaitForSignalOpti
  */
 async function takeOldest(run: RunInternals, name: string, take: (signal: Signal) => void): Promise<boolean> {
   const { signals } = featuresOf(run, 'ctx.waitForSignal');
+  // Signals seq 0 carries (signalWithStart) are older than any in the inbox.
+  const state = run.state();
+  const carried = state.startSignals?.find(
+    (signal) => signal.name === name && !consumedBy(state.consumedSignals, signal.signalId),
+  );
+  if (carried !== undefined) {
+    take({ ...carried, executionId: run.executionId });
+    return true;
+  }
   let seen = cursors.get(run.writer);
   if (seen === undefined) {
     seen = new Map();
