@@ -708,11 +708,13 @@ export class ExecutionNotResumableError extends SkeinError {
   constructor(
     readonly executionId: string,
     readonly status: string,
+    options?: { cause?: unknown },
   ) {
     super(
       ErrorCodes.ExecutionNotResumable,
       `execution "${executionId}" is ${status}; only a failed or dead-lettered execution can be ` +
         'resumed (nothing was written)',
+      options,
     );
   }
 }

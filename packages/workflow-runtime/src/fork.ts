@@ -106,7 +106,8 @@ function forkPosition(source: ExecutionState, fromStep: string): number {
   for (let i = 0; i < position; i++) {
     const call = source.calls[i];
     if (call === undefined || !settled(call)) {
-      const what = call === undefined ? 'no call' : `${call.kind} "${call.name}", ${call.status}`;
+      const what =
+        call === undefined ? 'nothing recorded for it' : `${call.kind} "${call.name}", ${call.status}`;
       throw new ForkRefusedError(
         source.executionId,
         fromStep,

@@ -12,6 +12,7 @@ import type { EventType, RedrivenPayload } from './events.js';
 import type { ExecutionState } from './fold.js';
 import { executionIdSchema, newId } from './ids.js';
 import { loadState } from './load-state.js';
+import { lostResumeRace, resumeFence } from './resume-fence.js';
 import type { FeatureDeps } from './signal-child-deps.js';
 import type { EventStore, Stores } from './spi.js';
 import { parseWith } from './workflow.js';
@@ -29,7 +30,7 @@ export interface ResumeResult {
   from: 'failed' | 'dead_lettered';
   /** The failed steps that run again, by position. */
   reopened: { position: number; name: string }[];
-  /** The fence the resume took it over with. */
+  /** The fence `EXECUTION_REDRIVEN` was appended under (the newest; the run takes a new one). */
   fence: number;
 }
 
@@ -80,36 +81,32 @@ export async function reopenedSteps(
 }
 
 /**
- * `runtime.resume`: record `EXECUTION_REDRIVEN` under a new fence and run the execution here
- * in the background. Resolves once the record is durable.
+ * `runtime.resume`: record the resume, then take the execution over under a new fence and run
+ * it here in the background. Resolves once the resume is durable.
  */
 export async function resumeExecution(
   deps: FeatureDeps,
   executionId: string,
   options?: ResumeOptions,
 ): Promise<ResumeResult> {
-  const { current, from, reason, reopened } = await prepare(
-    deps.stores,
-    executionId,
-    options,
-    deps.loadState,
-  );
+  const resumed = await requestResume(deps.stores, executionId, { ...options, clock: deps.clock });
+  const current = await deps.loadState(resumed.executionId);
+  // A node's recovery took it over already (it ran with no holder): that run goes on.
+  if (current === null || current.sequence !== resumed.seq) return resumed;
   const fence = await deps.stores.events.acquireFence(current.executionId);
-  const payload: RedrivenPayload = { reason, fence, from, reopened };
-  const { firstAppend, outcome } = deps.takeOver(current, fence, [{ type: 'EXECUTION_REDRIVEN', payload }]);
-  try {
-    await firstAppend;
-  } catch (error) {
-    throw await lostRace(deps.stores, current.executionId, error);
-  }
+  const reason = 'resumed by an operator';
+  const { outcome } = deps.takeOver(current, fence, [
+    { type: 'EXECUTION_RECOVERED', payload: { reason, fence } },
+  ]);
   outcome.catch((error: unknown) => deps.onError(error, `resumed run of execution "${current.executionId}"`));
-  return { executionId: current.executionId, from, reopened, fence };
+  return resumed;
 }
 
 /**
- * Record a resume without running the body (a client, `skein resume`): `EXECUTION_REDRIVEN`
- * under a new fence leaves the execution running with no holder, which a node's recovery
- * takes over once its lease lapses (adr/0028).
+ * Record a resume without running the body: `EXECUTION_REDRIVEN` at the next seq under the
+ * newest fence, read, not acquired (adr/0016: of racing resumes the sequence decides, and
+ * the loser fences nobody out). It leaves the execution running with no holder; the caller's
+ * takeover (or a node's recovery, once its lease lapses) runs it under a new fence.
  * @example
  * await requestResume(stores, 'order-42', { reason: 'card service fixed' });
  */
@@ -117,36 +114,28 @@ export async function requestResume(
   stores: Pick<Stores, 'events' | 'snapshots'>,
   executionId: string,
   options: ResumeOptions & { clock?: () => number } = {},
-): Promise<ResumeResult> {
+): Promise<ResumeResult & { seq: number }> {
   const { clock, ...rest } = options;
   const { current, from, reason, reopened } = await prepare(stores, executionId, rest, (id) =>
     loadState(stores, id),
   );
-  const fence = await stores.events.acquireFence(current.executionId);
+  const fence = await resumeFence(stores.events, current);
   const payload: RedrivenPayload = { reason, fence, from, reopened };
   const type: EventType = 'EXECUTION_REDRIVEN';
+  const seq = current.sequence + 1;
   try {
     await stores.events.append({
       executionId: current.executionId,
       workflow: current.workflow,
-      expectedSeq: current.sequence + 1,
+      expectedSeq: seq,
       fence,
       events: [{ envelopeId: newId(), type, payload: encode(payload), recordedAt: (clock ?? Date.now)() }],
     });
   } catch (error) {
-    throw await lostRace(stores, current.executionId, error);
+    if (!lostResumeRace(error, seq)) throw error;
+    // Another resume (or takeover) appended first: it is no longer failed or dead-lettered.
+    const summary = await stores.events.getExecution(current.executionId);
+    throw new ExecutionNotResumableError(current.executionId, summary?.status ?? 'unknown', { cause: error });
   }
-  return { executionId: current.executionId, from, reopened, fence };
-}
-
-/** A resume whose append failed: another resume won (it is no longer resumable), else the store's error. */
-async function lostRace(
-  stores: Pick<Stores, 'events'>,
-  executionId: string,
-  error: unknown,
-): Promise<unknown> {
-  const summary = await stores.events.getExecution(executionId).catch(() => null);
-  if (summary !== null && summary.status !== 'failed' && summary.status !== 'dead_lettered')
-    return new ExecutionNotResumableError(executionId, summary.status);
-  return error;
+  return { executionId: current.executionId, from, reopened, fence, seq };
 }

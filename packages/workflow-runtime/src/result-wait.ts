@@ -50,8 +50,12 @@ export function withDeadline<T>(
       status().then(fail, () => fail('unknown'));
     }, timeoutMs);
   });
-  const waited = wait(() => stopped);
-  // Once the deadline won, what the abandoned wait ends with has no caller.
-  waited.catch(() => undefined);
+  // Once the deadline passed, the timeout answers (after reading the status), whatever the
+  // abandoned wait ends with meanwhile.
+  const never = new Promise<never>(() => undefined);
+  const waited = wait(() => stopped).then(
+    (value) => (stopped ? never : value),
+    (error: unknown) => (stopped ? never : Promise.reject(error)),
+  );
   return Promise.race([waited, timeout]).finally(() => clearTimeout(timer));
 }

@@ -35,7 +35,9 @@ class RateLimited extends Error {
 }
 
 function failed(log: readonly Envelope[]): Record<string, unknown>[] {
-  return log.filter((e) => e.type === 'STEP_FAILED').map((e) => e.payload as unknown as Record<string, unknown>);
+  return log
+    .filter((e) => e.type === 'STEP_FAILED')
+    .map((e) => e.payload as unknown as Record<string, unknown>);
 }
 
 describe.each(realStores)('retry controls (%s)', (_, openStores) => {
@@ -100,7 +102,10 @@ describe.each(realStores)('retry controls (%s)', (_, openStores) => {
 
   test('nonRetryable by class matches a subclass (instanceof); by name matches the class chain', async () => {
     for (const entry of [CardDeclined, 'CardDeclined'] as const) {
-      const { workflow, attempts } = charging([new StolenCard('stolen')], { maxAttempts: 3, nonRetryable: [entry] });
+      const { workflow, attempts } = charging([new StolenCard('stolen')], {
+        maxAttempts: 3,
+        nonRetryable: [entry],
+      });
       const { open } = await setUp(workflow);
       const state = await open().execute({ executionId: 'c2', workflow: 'charge', input: null });
       expect(state.status).toBe('failed');
@@ -109,10 +114,15 @@ describe.each(realStores)('retry controls (%s)', (_, openStores) => {
   });
 
   test('an error not listed keeps its budget', async () => {
-    const { workflow, attempts } = charging([new Error('flaky')], { maxAttempts: 2, nonRetryable: ['CardDeclined'] });
+    const { workflow, attempts } = charging([new Error('flaky')], {
+      maxAttempts: 2,
+      nonRetryable: ['CardDeclined'],
+    });
     const { open, setNow } = await setUp(workflow);
     const runtime = open();
-    expect((await runtime.execute({ executionId: 'c3', workflow: 'charge', input: null })).status).toBe('suspended');
+    expect((await runtime.execute({ executionId: 'c3', workflow: 'charge', input: null })).status).toBe(
+      'suspended',
+    );
     const [first] = failed(await runtime.history('c3'));
     expect(first).toMatchObject({ retryAt: T0 + 100, delayMs: 100 });
     setNow(T0 + 100);
@@ -156,7 +166,9 @@ describe.each(realStores)('retry controls (%s)', (_, openStores) => {
     });
     const { open } = await setUp(workflow);
     const runtime = open();
-    expect((await runtime.execute({ executionId: 'c5', workflow: 'charge', input: null })).status).toBe('failed');
+    expect((await runtime.execute({ executionId: 'c5', workflow: 'charge', input: null })).status).toBe(
+      'failed',
+    );
     expect(attempts).toEqual([1]);
     const [only] = failed(await runtime.history('c5'));
     expect(only).toMatchObject({ noRetry: 'should-retry-threw' });
@@ -164,10 +176,15 @@ describe.each(realStores)('retry controls (%s)', (_, openStores) => {
   });
 
   test("an error's retryAfterMs replaces the backoff: a durable timer, taken by a restarted runtime", async () => {
-    const { workflow, attempts } = charging([new RateLimited('slow down')], { maxAttempts: 3, initialMs: 100 });
+    const { workflow, attempts } = charging([new RateLimited('slow down')], {
+      maxAttempts: 3,
+      initialMs: 100,
+    });
     const { stores, open, setNow } = await setUp(workflow);
     const first = open();
-    expect((await first.execute({ executionId: 'c6', workflow: 'charge', input: null })).status).toBe('suspended');
+    expect((await first.execute({ executionId: 'c6', workflow: 'charge', input: null })).status).toBe(
+      'suspended',
+    );
     const [failure] = failed(await first.history('c6'));
     expect(failure).toMatchObject({ retryAt: T0 + 30_000, delayMs: 30_000, retryAfterMs: 30_000 });
     expect(await stores.timers.forExecution('c6')).toMatchObject([{ dueAt: T0 + 30_000 }]);
