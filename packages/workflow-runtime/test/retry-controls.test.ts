@@ -208,7 +208,7 @@ describe.each(realStores)('retry controls (%s)', (_, openStores) => {
     await runtime.execute({ executionId: 'c7', workflow: 'charge', input: null });
     const [failure] = failed(await runtime.history('c7'));
     expect(failure).toMatchObject({ retryAt: T0 + 5_000, delayMs: 5_000, retryAfterMs: 90_000 });
-    expect((failure?.error as Error).name).toBe('RetryAfterError');
+    expect((failure!.error as Error).name).toBe('RetryAfterError');
   });
 
   test('retryAfterMs does not stretch the budget: the last attempt fails the step', async () => {
