@@ -178,10 +178,12 @@ describe('skein on SQLite: files, usage and takeovers', () => {
         });
       },
     });
+    // No in-process maintenance: the supervisor below is what re-drives it.
     const runtime = createRuntime({
       stores,
       workflows: [order],
       lease: { ttlMs: 400 },
+      maintenance: false,
       onError: () => undefined,
     });
     const handle = await runtime.start(order, {}, { executionId: 'order-1' });
