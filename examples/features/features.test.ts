@@ -1,4 +1,4 @@
-/** Every example of docs/{sleep,signals,messages,children,cancellation,versions,inspection,continue-as-new}.md runs, on in-memory stores. */
+/** Every example of docs/{sleep,signals,messages,children,cancellation,versions,inspection,continue-as-new,workflows,operating}.md runs, on in-memory stores. */
 import { describe, expect, test } from 'vitest';
 import { main as cancellation } from './cancellation.js';
 import { main as childHandles } from './child-handles.js';
@@ -7,6 +7,8 @@ import { main as continueAsNew } from './continue-as-new.js';
 import { main as deadlines } from './deadlines.js';
 import { main as inspection } from './inspection.js';
 import { main as messages } from './messages.js';
+import { main as operatorControls } from './operator-controls.js';
+import { main as retryControls } from './retry-controls.js';
 import { main as signalWithStart } from './signal-with-start.js';
 import { main as signals } from './signals.js';
 import { main as sleep } from './sleep.js';
@@ -87,6 +89,25 @@ describe('feature examples (docs/)', () => {
       completed: 3,
       status: 'suspended',
       events: ['EXECUTION_STARTED', 'TIMER_SCHEDULED', 'EXECUTION_SUSPENDED'],
+    });
+  });
+
+  test('retry controls: the quote waits the 429 asked for, the declined card is not retried', async () => {
+    expect(await retryControls()).toEqual({
+      output: 'declined',
+      failures: ['quote: retry in 20 ms', 'charge: non-retryable'],
+    });
+  });
+
+  test('operator controls: resume re-drives the failed order, result times out while it waits, a fork runs on', async () => {
+    expect(await operatorControls()).toEqual({
+      failed:
+        'execution "order-1" ended failed: execution "order-1": step "charge" failed after 2 attempts: card service down',
+      reopened: [{ position: 1, name: 'charge' }],
+      waited: 'still suspended',
+      output: 'paid hold-a-1',
+      forked: 'paid hold-a-1',
+      reservations: 1,
     });
   });
 });

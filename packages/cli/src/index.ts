@@ -1,5 +1,5 @@
 /**
- * @skein/cli: the `skein` command (list, show, history, recover, dead-letters, cancel, signal,
+ * @skein/cli: the `skein` command (list, show, history, recover, dead-letters, cancel, resume, signal,
  * ui) over a SQLite file or a PostgreSQL schema, and the web inspector it serves.
  */
 export {

@@ -9,6 +9,7 @@ import { deadLettersCommand } from './commands/dead-letters.js';
 import { historyCommand } from './commands/history.js';
 import { listCommand } from './commands/list.js';
 import { recoverCommand } from './commands/recover.js';
+import { resumeCommand } from './commands/resume.js';
 import { showCommand } from './commands/show.js';
 import { signalCommand } from './commands/signal.js';
 import { uiCommand } from './commands/ui.js';
@@ -133,6 +134,16 @@ function buildProgram(io: Io, signal: AbortSignal, done: (code: number) => void)
     .option('--reason <text>', 'recorded with the request (default: "cancelled with skein cancel")')
     .option('--json', 'print JSON');
   cancel.action((id: string) => withTarget(cancel, (t) => cancelCommand(t.stores, id, cancel.opts(), io))());
+
+  const resume = program
+    .command('resume')
+    .description(
+      're-drive a failed or dead-lettered execution from its log (a node that runs it takes it over)',
+    )
+    .argument('<id>', 'execution id')
+    .option('--reason <text>', 'recorded with the resume (default: "resumed with skein resume")')
+    .option('--json', 'print JSON');
+  resume.action((id: string) => withTarget(resume, (t) => resumeCommand(t.stores, id, resume.opts(), io))());
 
   const sig = program
     .command('signal')

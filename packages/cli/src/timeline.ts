@@ -32,7 +32,7 @@ export interface TimelineCall {
   detail?: string;
 }
 
-/** A change of writer: the start, a recovery, a resume, a cancellation, a dead-letter. */
+/** A change of writer: the start, a recovery, a resume, a cancellation, a dead-letter, an operator's resume. */
 export interface Takeover {
   seq: number;
   type: EventType;
@@ -63,6 +63,7 @@ const TAKEOVERS = new Set<EventType>([
   'EXECUTION_CANCELLED',
   'EXECUTION_DEAD_LETTERED',
   'EXECUTION_CONTINUED',
+  'EXECUTION_REDRIVEN',
 ]);
 
 /** Build the timeline of one execution's envelopes (in seq order). */

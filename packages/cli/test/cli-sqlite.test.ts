@@ -161,6 +161,65 @@ describe('skein on SQLite: files, usage and takeovers', () => {
     await stores.close();
   });
 
+  it('resume records EXECUTION_REDRIVEN for a failed execution and a supervisor re-drives it; other statuses exit 1, nothing written', async () => {
+    const path = join(tempDir(), 'skein.db');
+    const stores = openSqliteStores({ path });
+    const runs = { reserve: 0, charge: 0 };
+    const fixed = { now: false };
+    const order = defineWorkflow({
+      name: 'order',
+      input: z.object({}),
+      async run(ctx) {
+        await ctx.step('reserve', () => ++runs.reserve);
+        return ctx.step('charge', () => {
+          runs.charge += 1;
+          if (!fixed.now) throw new Error('card service down');
+          return 'paid';
+        });
+      },
+    });
+    // No in-process maintenance: the supervisor below is what re-drives it.
+    const runtime = createRuntime({
+      stores,
+      workflows: [order],
+      lease: { ttlMs: 400 },
+      maintenance: false,
+      onError: () => undefined,
+    });
+    const handle = await runtime.start(order, {}, { executionId: 'order-1' });
+    await expect(handle.result()).rejects.toThrow(/card service down/);
+    await (await runtime.start(order, {}, { executionId: 'order-2' })).result().catch(() => undefined);
+    fixed.now = true;
+    const result = await skein(['--db', path, 'resume', 'order-1', '--reason', 'card service fixed']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain('runs again: "charge"');
+    const log = await runtime.history('order-1');
+    expect(log.at(-1)).toMatchObject({
+      type: 'EXECUTION_REDRIVEN',
+      payload: { reason: 'card service fixed', from: 'failed', reopened: [{ position: 1, name: 'charge' }] },
+    });
+    const again = await skein(['--db', path, 'resume', 'order-1']);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('only a failed or dead-lettered execution can be resumed');
+    expect((await runtime.history('order-1')).length).toBe(log.length);
+    const supervisor = new Supervisor({
+      runtime,
+      stores,
+      leaseTtlMs: 400,
+      tickIntervalMs: 50,
+      onError: () => undefined,
+    });
+    supervisor.start();
+    await waitUntil(
+      async () => (await stores.events.getExecution('order-1'))?.status === 'completed',
+      'order-1 to be re-driven to completed',
+    );
+    await supervisor.stop();
+    await runtime.close();
+    expect(runs).toEqual({ reserve: 2, charge: 3 }); // order-1: reserve once, charge twice; order-2: once each
+    await stores.close();
+  });
+
   it('recover --dry-run lists what a crash abandoned; recover --workflows resumes it, with a progress bar on a terminal', async () => {
     const path = join(tempDir(), 'skein.db');
     const stores = openSqliteStores({ path });

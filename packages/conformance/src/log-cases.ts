@@ -144,6 +144,50 @@ export function logCases({ open }: EventStoreSuiteOptions): void {
       }));
   }
 
+  for (const terminal of ['EXECUTION_FAILED', 'EXECUTION_DEAD_LETTERED'] as const) {
+    it(`L6 (adr/0067): an operator's EXECUTION_REDRIVEN may follow ${terminal}; it is running again`, () =>
+      withStores(open, async ({ events }) => {
+        await start(events, 'redrive');
+        await events.append(appendOf('redrive', { seq: 1 }, drafts(terminal)));
+        const { status } = await events.append(
+          appendOf('redrive', { seq: 2 }, drafts('EXECUTION_REDRIVEN', 'STEP_STARTED')),
+        );
+        expect(status).toBe('running');
+        expect(await events.getExecution('redrive')).toMatchObject({ status: 'running', sequence: 3 });
+        expect(await typesOf(events, 'redrive')).toEqual([
+          'EXECUTION_STARTED',
+          terminal,
+          'EXECUTION_REDRIVEN',
+          'STEP_STARTED',
+        ]);
+      }));
+  }
+
+  for (const terminal of ['EXECUTION_COMPLETED', 'EXECUTION_CANCELLED'] as const) {
+    it(`L6 (adr/0067): EXECUTION_REDRIVEN after ${terminal} is refused; nothing is written`, () =>
+      withStores(open, async ({ events }) => {
+        await start(events, 'final');
+        await events.append(appendOf('final', { seq: 1 }, drafts(terminal)));
+        const error = await rejectionOf(
+          events.append(appendOf('final', { seq: 2 }, drafts('EXECUTION_REDRIVEN'))),
+        );
+        expect(error).toBeInstanceOf(ExecutionTerminatedError);
+        expect(await typesOf(events, 'final')).toEqual(['EXECUTION_STARTED', terminal]);
+      }));
+  }
+
+  it('L6 (adr/0067): EXECUTION_REDRIVEN reopens only as the first event of its append', () =>
+    withStores(open, async ({ events }) => {
+      await start(events, 'second');
+      await events.append(appendOf('second', { seq: 1 }, drafts('EXECUTION_FAILED')));
+      const error = await rejectionOf(
+        events.append(appendOf('second', { seq: 2 }, drafts('STEP_STARTED', 'EXECUTION_REDRIVEN'))),
+      );
+      expect(error).toBeInstanceOf(InvalidAppendError);
+      expect(await typesOf(events, 'second')).toEqual(['EXECUTION_STARTED', 'EXECUTION_FAILED']);
+      expect(await events.getExecution('second')).toMatchObject({ status: 'failed' });
+    }));
+
   it('L6: a terminal event must be the last of its batch; nothing is written otherwise', () =>
     withStores(open, async ({ events }) => {
       await start(events, 'late');

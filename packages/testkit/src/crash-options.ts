@@ -39,6 +39,12 @@ export interface CrashTestOptions {
    */
   updates?: Readonly<Record<string, unknown>>;
   /**
+   * Resume the execution once with `runtime.resume` (an operator's re-drive, adr/0067) when it
+   * ends failed or dead-lettered, and drive it on; the resume's writes are crashed like any
+   * other (default: false).
+   */
+  resume?: boolean;
+  /**
    * Whether a recovered outcome is acceptable (default: the same status and output as the
    * uncrashed run). A workflow that races outside events (a signal against a child's end) may
    * take another branch after a crash, since the events arrive in another order; judge it by
@@ -59,6 +65,7 @@ export interface ResolvedCrashOptions {
   workflows: readonly WorkflowUnderTest[];
   signals: Readonly<Record<string, unknown>>;
   updates: Readonly<Record<string, unknown>>;
+  resume: boolean;
   outcomeAccepted?: (recovered: ExecutionState, reference: ExecutionState) => boolean;
 }
 
@@ -79,6 +86,7 @@ const optionsSchema = z.object({
     .default([]),
   signals: z.record(z.string(), z.unknown()).default({}),
   updates: z.record(z.string(), z.unknown()).default({}),
+  resume: z.boolean().default(false),
   outcomeAccepted: z
     .custom<(recovered: ExecutionState, reference: ExecutionState) => boolean>(
       isFunction,

@@ -83,9 +83,21 @@ function drive(
   onError: (error: unknown) => void,
 ): Promise<DriveResult> {
   const { definition: workflow, children: workflows, request, clock } = run;
-  const { snapshotEvery, claimLapseMs, maxCalls, signals, updates } = options;
+  const { snapshotEvery, claimLapseMs, maxCalls, signals, updates, resume } = options;
   return driveToEnd(
-    { stores, workflow, workflows, signals, updates, request, clock, snapshotEvery, claimLapseMs, onError },
+    {
+      stores,
+      workflow,
+      workflows,
+      signals,
+      updates,
+      request,
+      clock,
+      snapshotEvery,
+      claimLapseMs,
+      onError,
+      resume,
+    },
     maxCalls,
   );
 }

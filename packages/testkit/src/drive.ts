@@ -38,6 +38,8 @@ export interface DriveContext {
   claimLapseMs: number;
   /** Where the runtimes' background errors (snapshot failures) go. */
   onError: (error: unknown, context: string) => void;
+  /** Resume the execution once when it ends failed or dead-lettered (default: false). */
+  resume?: boolean;
 }
 
 /** How a drive ended. */
@@ -65,6 +67,11 @@ export async function driveToEnd(start: DriveContext, maxCalls: number): Promise
         continue;
       }
       if (current !== null && isTerminalStatus(current.status)) {
+        if (await resumable(context, current)) {
+          if (!counted.add()) break;
+          await resumeOnce(context, current.executionId);
+          continue;
+        }
         await driveChildren(context, current, counted);
         return { kind: 'terminal', state: current, calls };
       }
@@ -75,6 +82,24 @@ export async function driveToEnd(start: DriveContext, maxCalls: number): Promise
     return { kind: 'error', error, calls };
   }
   return { kind: 'stuck', reason: `not terminal after ${maxCalls} execute/wake calls`, calls: maxCalls };
+}
+
+/** With `resume`: a failed or dead-lettered execution whose log holds no resume yet. */
+async function resumable(context: DriveContext, state: ExecutionState): Promise<boolean> {
+  if (context.resume !== true || (state.status !== 'failed' && state.status !== 'dead_lettered'))
+    return false;
+  const log = await context.stores.events.read(state.executionId);
+  return !log.some((event) => event.type === 'EXECUTION_REDRIVEN');
+}
+
+/** An operator's `runtime.resume` on a fresh runtime, run until it ends or suspends. */
+async function resumeOnce(context: DriveContext, executionId: string): Promise<void> {
+  const runtime = freshRuntime(context);
+  try {
+    await runtime.resume(executionId);
+  } finally {
+    await runtime.close();
+  }
 }
 
 function freshRuntime(context: DriveContext) {

@@ -85,7 +85,14 @@ class FaultState implements Guard {
     const fault = this.faultFor(write);
     if (fault === 'throw') throw this.plan?.error?.(write) ?? new InjectedFaultError(write);
     if (fault === 'crash-before') throw this.die(write, 'before', op);
-    const result = await apply();
+    let result: T;
+    try {
+      result = await apply();
+    } catch (error) {
+      // The process dies once the store answered, whatever it answered (a refused start too).
+      if (fault === 'crash-after') throw this.die(write, 'after', op);
+      throw error;
+    }
     if (fault === 'crash-after') throw this.die(write, 'after', op);
     // A crash while this write was in flight: it may have landed, but nobody hears of it.
     this.assertAlive(op);

@@ -46,7 +46,7 @@ export function checkLog(log: readonly LogEntry[]): Violation[] {
         `fence goes back from ${before.fence} (seq ${before.seq}) to ${event.fence} (seq ${event.seq})`,
       );
     }
-    if (before !== undefined && isTerminalType(before.type)) {
+    if (before !== undefined && isTerminalType(before.type) && !redrives(before.type, event.type)) {
       add('L6', `${event.type} at seq ${event.seq} follows terminal ${before.type as EventType}`);
     }
   });
@@ -87,4 +87,12 @@ export async function checkSnapshots(
       message: `fold from the snapshot at seq ${snapshot?.seq ?? 'none'} differs from fold from zero in: ${differing.join(', ')}`,
     },
   ];
+}
+
+/** An operator's resume (`EXECUTION_REDRIVEN`) may follow a failure or a dead letter (adr/0067). */
+function redrives(terminal: string, next: string): boolean {
+  return (
+    next === 'EXECUTION_REDRIVEN' &&
+    (terminal === 'EXECUTION_FAILED' || terminal === 'EXECUTION_DEAD_LETTERED')
+  );
 }

@@ -13,7 +13,13 @@ import {
   SequenceGapError,
   StaleFenceError,
 } from './errors.js';
-import { type ExecutionStatus, isEventType, isTerminalStatus, isTerminalType } from './events.js';
+import {
+  type ExecutionStatus,
+  isEventType,
+  isTerminalStatus,
+  isTerminalType,
+  reopensTerminal,
+} from './events.js';
 import { illFormedReason, isWellFormed } from './ids.js';
 import { checkOutboxMessages } from './outbox.js';
 import type { AppendRequest } from './spi.js';
@@ -49,7 +55,11 @@ export function checkAppend(
   if (fence < head.fence) throw new StaleFenceError(executionId, fence, head.fence);
   // Only the newest granted fence writes: a fence above it was never handed out (L3).
   if (fence > head.fence) throw new FenceNotGrantedError(executionId, fence, head.fence);
-  if (head.status !== undefined && isTerminalStatus(head.status)) {
+  if (
+    head.status !== undefined &&
+    isTerminalStatus(head.status) &&
+    !reopensTerminal(head.status, request.events[0]?.type)
+  ) {
     throw new ExecutionTerminatedError(executionId, head.status);
   }
   if (expectedSeq <= head.lastSeq) throw new DuplicateSequenceError(executionId, expectedSeq);
@@ -84,6 +94,12 @@ function checkShape(request: AppendRequest, maxPayloadBytes: number): void {
       throw new InvalidAppendError(
         executionId,
         `seq ${seq} cannot be ${event.type} (L2: seq 0, and only seq 0, is EXECUTION_STARTED)`,
+      );
+    }
+    if (event.type === 'EXECUTION_REDRIVEN' && i !== 0) {
+      throw new InvalidAppendError(
+        executionId,
+        `EXECUTION_REDRIVEN at seq ${seq} must be the first event of its append`,
       );
     }
     if (isTerminalType(event.type) && i !== events.length - 1) {

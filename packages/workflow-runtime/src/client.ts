@@ -10,12 +10,15 @@ import type { CancelResult } from './cancellation.js';
 import type { ErrorClass } from './errors.js';
 import type { Envelope } from './events.js';
 import type { ExecutionState } from './fold.js';
+import { type ForkOptions, writeFork } from './fork.js';
 import { handleOn, isWorkflowDefinition, type UntrustedInput, type WorkflowHandle } from './handles.js';
 import type { ListPage, ListQuery } from './inspection.js';
 import { handOverResumed, requestCancel } from './log-requests.js';
 import type { QueueDefinition } from './queues/define-queue.js';
 import { queueStoreOf } from './queues/queued-enqueue.js';
 import { requeueSuspended } from './queues/queued-resume.js';
+import { type ResumeOptions, type ResumeResult, requestResume } from './redrive.js';
+import type { ResultOptions } from './result-wait.js';
 import { Runtime, type StartOptions } from './runtime.js';
 import type { EnqueueOptions } from './runtime-options.js';
 import type { ScheduleDefinition } from './schedules/define-schedule.js';
@@ -256,6 +259,24 @@ export class Client {
     });
   }
 
+  /**
+   * Record the resume of a failed or dead-lettered execution (`EXECUTION_REDRIVEN` under a new
+   * fence, adr/0067); a node that runs its workflow takes it over once its lease lapses and
+   * re-drives it from its log. Refuses any other status with `ExecutionNotResumableError`.
+   */
+  resume(executionId: string, options: ResumeOptions = {}): Promise<ResumeResult> {
+    return requestResume(this.stores, executionId, { ...options, clock: this.clock });
+  }
+
+  /**
+   * Write a fork of an execution (see `runtime.fork`) without running it: a node that runs its
+   * workflow takes it over once its lease lapses. Resolves with a handle on the fork.
+   */
+  async fork(executionId: string, options: ForkOptions): Promise<WorkflowHandle> {
+    const { forkId } = await writeFork(this.stores, executionId, options, { clock: this.clock });
+    return this.handle(forkId);
+  }
+
   /** The folded state of an execution; null if none. */
   loadState(executionId: string): Promise<ExecutionState | null> {
     return this.runtime.loadState(executionId);
@@ -284,9 +305,12 @@ export class Client {
     return handleOn(this, isWorkflowDefinition(first) ? second : first, 'handle');
   }
 
-  /** Wait for the execution to end; resolve with its output or reject with `ExecutionFailedError`. */
-  result<Out = unknown>(executionId: string): Promise<Out> {
-    return this.runtime.result<Out>(executionId);
+  /**
+   * Wait for the execution to end; resolve with its output or reject with `ExecutionFailedError`
+   * (`ResultTimeoutError` once `timeoutMs` passed; the execution goes on).
+   */
+  result<Out = unknown>(executionId: string, options: ResultOptions = {}): Promise<Out> {
+    return this.runtime.result<Out>(executionId, options);
   }
 
   /** Refuse further calls. The stores stay open. */

@@ -3,7 +3,7 @@ import type { ChildHandle } from './child-handle.js';
 import type { Recordable } from './codec.js';
 import type { FanOutCallOptions } from './fan-out-call.js';
 import type { FanOutSummary } from './fan-out-settlement.js';
-import type { RetryPolicy } from './retry.js';
+import type { StepRetryPolicy } from './retry-controls.js';
 import type { SentSignal } from './signal-call.js';
 import type { TaskDefinition } from './task.js';
 import type {
@@ -53,8 +53,8 @@ export type StepFunction<T> = ((info: StepInfo) => T | Promise<T>) &
 
 /** Options of {@link WorkflowContext.step}. */
 export interface StepOptions {
-  /** Retry policy (default: one attempt, no retry). */
-  retry?: RetryPolicy;
+  /** Retry policy and its controls (default: one attempt, no retry); see docs/workflows.md#retry-controls. */
+  retry?: StepRetryPolicy;
   /** An attempt that runs longer fails with `StepTimeoutError` (default: no limit). */
   timeoutMs?: number;
   /**

@@ -46,6 +46,10 @@ export const ErrorCodes = {
   FanOutStaleAttempt: 'FANOUT_STALE_ATTEMPT',
   FanOutNotSeeded: 'FANOUT_NOT_SEEDED',
   FanOutPlanMismatch: 'FANOUT_PLAN_MISMATCH',
+  RetryAfter: 'RETRY_AFTER',
+  ResultTimeout: 'RESULT_TIMEOUT',
+  ExecutionNotResumable: 'EXECUTION_NOT_RESUMABLE',
+  ForkRefused: 'FORK_REFUSED',
 } as const;
 
 /** One of {@link ErrorCodes}. */
@@ -676,6 +680,76 @@ export class ExecutionInputMismatchError extends SkeinError {
   }
 }
 
+/**
+ * A step failure that says when to try again: a step retries it after `retryAfterMs` instead of
+ * its backoff (bounded by the policy's `maxRetryAfterMs`), while its budget lasts. Thrown by
+ * {@link retryAfter}; any error with a numeric `retryAfterMs` property works the same way.
+ */
+export class RetryAfterError extends SkeinError {
+  constructor(
+    readonly retryAfterMs: number,
+    options?: { cause?: unknown },
+  ) {
+    const detail = options?.cause instanceof Error ? `: ${options.cause.message}` : '';
+    super(ErrorCodes.RetryAfter, `retry after ${retryAfterMs} ms${detail}`, options);
+  }
+}
+
+/**
+ * An error for a step to throw when the service it called said when to come back (a 429's
+ * `Retry-After`): the next attempt waits `ms` instead of the backoff.
+ * @example
+ * if (response.status === 429) throw retryAfter(Number(response.headers.get('retry-after')) * 1000, new Error('rate limited'));
+ */
+export function retryAfter(ms: number, cause?: unknown): RetryAfterError {
+  return new RetryAfterError(ms, cause === undefined ? undefined : { cause });
+}
+
+/** `handle.result({ timeoutMs })` waited `timeoutMs` and the execution had not ended; it goes on. */
+export class ResultTimeoutError extends SkeinError {
+  constructor(
+    readonly executionId: string,
+    readonly timeoutMs: number,
+    readonly status: string,
+  ) {
+    super(
+      ErrorCodes.ResultTimeout,
+      `execution "${executionId}" did not end within ${timeoutMs} ms (it is ${status}; ` +
+        'it goes on, nothing was changed)',
+    );
+  }
+}
+
+/** `runtime.resume` of an execution that is neither `failed` nor `dead_lettered`; nothing was written. */
+export class ExecutionNotResumableError extends SkeinError {
+  constructor(
+    readonly executionId: string,
+    readonly status: string,
+    options?: { cause?: unknown },
+  ) {
+    super(
+      ErrorCodes.ExecutionNotResumable,
+      `execution "${executionId}" is ${status}; only a failed or dead-lettered execution can be ` +
+        'resumed (nothing was written)',
+      options,
+    );
+  }
+}
+
+/** `runtime.fork` refused: `reason` says why (an unknown step, a call before it not settled); nothing was written. */
+export class ForkRefusedError extends SkeinError {
+  constructor(
+    readonly executionId: string,
+    readonly fromStep: string,
+    readonly reason: string,
+  ) {
+    super(
+      ErrorCodes.ForkRefused,
+      `fork of execution "${executionId}" from step "${fromStep}" refused: ${reason} (nothing was written)`,
+    );
+  }
+}
+
 /** A class whose instances are errors, whatever its constructor takes. */
 export type ErrorClass = abstract new (...args: never) => Error;
 
@@ -724,6 +798,10 @@ export const ErrorClassesByCode: { readonly [C in ErrorCode]: ErrorClass } = {
   [ErrorCodes.FanOutStaleAttempt]: FanOutStaleAttemptError,
   [ErrorCodes.FanOutNotSeeded]: FanOutNotSeededError,
   [ErrorCodes.FanOutPlanMismatch]: FanOutPlanMismatchError,
+  [ErrorCodes.RetryAfter]: RetryAfterError,
+  [ErrorCodes.ResultTimeout]: ResultTimeoutError,
+  [ErrorCodes.ExecutionNotResumable]: ExecutionNotResumableError,
+  [ErrorCodes.ForkRefused]: ForkRefusedError,
 };
 
 const MAX_CAUSE_DEPTH = 16;

@@ -21,6 +21,7 @@ export const EventTypes = [
   'EXECUTION_CANCELLED',
   'EXECUTION_DEAD_LETTERED',
   'EXECUTION_CONTINUED',
+  'EXECUTION_REDRIVEN',
 ] as const;
 
 /** One of {@link EventTypes}. */
@@ -57,7 +58,10 @@ const terminalTypes = new Set<EventType>([
   'EXECUTION_CONTINUED',
 ]);
 
-/** L6: true for the event types after which nothing may be appended. */
+/**
+ * L6: true for the event types after which nothing may be appended, but an operator's
+ * `EXECUTION_REDRIVEN` after `_FAILED` or `_DEAD_LETTERED` (see {@link reopensTerminal}).
+ */
 export function isTerminalType(type: string): boolean {
   return terminalTypes.has(type as EventType);
 }
@@ -71,6 +75,15 @@ export function isTerminalStatus(status: ExecutionStatus): boolean {
     status === 'dead_lettered' ||
     status === 'continued'
   );
+}
+
+/**
+ * True when an append whose first event is `firstType` may follow an execution that is
+ * `status`: `EXECUTION_REDRIVEN` (`runtime.resume`) reopens a failed or dead-lettered one
+ * (adr/0067). Every store's terminal check goes through this.
+ */
+export function reopensTerminal(status: ExecutionStatus, firstType: string | undefined): boolean {
+  return firstType === 'EXECUTION_REDRIVEN' && (status === 'failed' || status === 'dead_lettered');
 }
 
 /** True for a known event type. */
@@ -169,6 +182,8 @@ export interface StartedPayload {
   deadline?: DeadlineRecord;
   /** Signals sent with the start (`signalWithStart`), delivered by this very append. */
   signals?: CarriedSignal[];
+  /** Set on a fork (`runtime.fork`): the source and the step it runs again from (adr/0067). */
+  forkedFrom?: { executionId: string; fromStep: string; position: number };
 }
 
 /** A signal seq 0 carries (`signalWithStart`); `payload` is the codec's text, as the inbox keeps it. */
@@ -245,6 +260,14 @@ export interface StepFailedPayload {
   retryAt?: number;
   /** The durable timer that wakes the execution at `retryAt`. */
   timerId?: string;
+  /** With `retryAt`: the delay chosen, the backoff's or the error's own (adr/0066). */
+  delayMs?: number;
+  /** With `retryAt`: the `retryAfterMs` the error asked for (`delayMs` may be bounded below it). */
+  retryAfterMs?: number;
+  /** Without `retryAt`: why the step was not retried. */
+  noRetry?: 'budget' | 'non-retryable' | 'should-retry' | 'should-retry-threw';
+  /** With `noRetry: 'should-retry-threw'`: what the predicate threw. */
+  shouldRetryThrew?: string;
 }
 
 /** Payload of `TIMER_SCHEDULED`. */
@@ -337,6 +360,19 @@ export interface CancelRequestedPayload {
   deadline?: number;
 }
 
+/**
+ * Payload of `EXECUTION_REDRIVEN`: an operator's `runtime.resume` of a failed or dead-lettered
+ * execution under a new fence (adr/0067). `reopened` are the positions of the failed steps that
+ * run again, each with a fresh retry budget; every other recorded call keeps its outcome.
+ */
+export interface RedrivenPayload {
+  reason: string;
+  fence: number;
+  /** The status it was resumed from. */
+  from: 'failed' | 'dead_lettered';
+  reopened: { position: number; name: string }[];
+}
+
 /** Payload of `EXECUTION_COMPLETED`. */
 export interface CompletedPayload {
   output: unknown;
@@ -373,6 +409,7 @@ export interface EventPayloads {
   EXECUTION_CANCELLED: EndedPayload;
   EXECUTION_DEAD_LETTERED: EndedPayload;
   EXECUTION_CONTINUED: ContinuedPayload;
+  EXECUTION_REDRIVEN: RedrivenPayload;
 }
 
 /** The payload of an event of type `T` (a union over the types of `T`). */

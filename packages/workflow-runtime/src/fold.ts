@@ -52,6 +52,8 @@ export interface CallRecord {
    * order, live and on replay (adr/0031).
    */
   settledSeq?: number;
+  /** Failures before an operator's resume reopened this step: its budget counts from here (adr/0067). */
+  budgetFrom?: number;
 }
 
 /** A step whose output is in the log. */
@@ -285,8 +287,28 @@ function applyPayload(state: ExecutionState, event: TypedPayload): void {
     case 'EXECUTION_DEAD_LETTERED':
       state.error = event.payload.error;
       return;
+    case 'EXECUTION_REDRIVEN':
+      applyRedriven(state, event.payload);
+      return;
     default:
       return;
+  }
+}
+
+/** An operator's resume: the reopened steps run again with a fresh budget; the end is undone (adr/0067). */
+function applyRedriven(state: ExecutionState, p: EventPayloads['EXECUTION_REDRIVEN']): void {
+  delete state.error;
+  delete state.output;
+  delete state.awaiting;
+  for (const { position } of p.reopened) {
+    const call = state.calls[position];
+    if (call?.kind !== 'step' || call.status !== 'failed') continue;
+    call.status = 'retrying';
+    call.budgetFrom = call.failures;
+    delete call.error;
+    delete call.settledSeq;
+    delete call.wakeAt;
+    delete call.timerId;
   }
 }
 

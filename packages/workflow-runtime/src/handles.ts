@@ -5,14 +5,19 @@
  */
 import type { ExecutionState } from './fold.js';
 import { assertExecutionId } from './ids.js';
+import type { ResultOptions } from './result-wait.js';
 import type { SignalOptions, SignalResult } from './signal-send.js';
 import type { AnyWorkflow, SignalInput, SignalName, WorkflowMessages } from './workflow.js';
 
 /** A handle on one execution; `Out` and `M` come from its workflow when the handle is typed. */
 export interface WorkflowHandle<Out = unknown, M extends WorkflowMessages = WorkflowMessages> {
   readonly executionId: string;
-  /** Resolves with the output at `completed`; rejects with `ExecutionFailedError` at another terminal state. */
-  result(): Promise<Out>;
+  /**
+   * Resolves with the output at `completed`; rejects with `ExecutionFailedError` at another
+   * terminal state, and with `ResultTimeoutError` when `timeoutMs` passes first (the execution
+   * goes on untouched).
+   */
+  result(options?: ResultOptions): Promise<Out>;
   /** The current folded state; null while the execution does not exist. */
   state(): Promise<ExecutionState<Out> | null>;
   /**
@@ -28,7 +33,7 @@ export interface WorkflowHandle<Out = unknown, M extends WorkflowMessages = Work
 
 /** What a handle calls: a runtime or a client. */
 export interface HandleSource {
-  result<Out>(executionId: string): Promise<Out>;
+  result<Out>(executionId: string, options?: ResultOptions): Promise<Out>;
   loadState(executionId: string): Promise<ExecutionState | null>;
   signal(executionId: string, name: string, payload: unknown, options?: SignalOptions): Promise<SignalResult>;
 }
@@ -42,7 +47,7 @@ export function handleOn<Out, M extends WorkflowMessages>(
   assertExecutionId(executionId, where);
   return {
     executionId,
-    result: () => source.result<Out>(executionId),
+    result: (options) => source.result<Out>(executionId, options),
     // The output was recorded by this workflow's body (and its output schema, if any).
     state: () => source.loadState(executionId) as Promise<ExecutionState<Out> | null>,
     signal: (name, payload, options) => source.signal(executionId, name, payload, options),

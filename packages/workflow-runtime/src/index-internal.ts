@@ -44,6 +44,7 @@ export {
   summarizeFanOut,
 } from './fan-out-settlement.js';
 export { applyEvent, type FoldableEvent } from './fold.js';
+export { writeFork } from './fork.js';
 export {
   executionIdSchema,
   illFormedReason,
@@ -67,6 +68,7 @@ export {
 export { QueueRegistry } from './queues/define-queue.js';
 export { recordableError } from './recordable-error.js';
 export { walkExecutions } from './recover-abandoned.js';
+export { requestResume } from './redrive.js';
 export { type ResolvedRetryPolicy, resolveRetryPolicy, retryDelay } from './retry.js';
 export { ScheduleRegistry } from './schedules/define-schedule.js';
 export {

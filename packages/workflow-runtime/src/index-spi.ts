@@ -7,7 +7,7 @@
 export { checkAppend, type ExecutionHead } from './append-checks.js';
 export { blockageStands, MAX_BLOCKAGE_MESSAGE } from './blockage.js';
 export { decodeCursor, encodeCursor } from './cursor.js';
-export { type StoredEvent, statusAfter } from './events.js';
+export { reopensTerminal, type StoredEvent, statusAfter } from './events.js';
 export { checkChunkSeed, checkClaimChunk, checkFanOutPlan, checkItemResults } from './fan-out-checks.js';
 export { endFanOut, newChunk, newItems } from './fan-out-rows.js';
 export {

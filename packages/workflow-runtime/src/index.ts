@@ -44,6 +44,7 @@ export {
   ExecutionStatuses,
   isTerminalStatus,
   type PayloadOf,
+  type RedrivenPayload,
   type SignalReceivedPayload,
   type StartedPayload,
   type StepCompletedPayload,
@@ -62,6 +63,7 @@ export type { FanOutResult } from './fan-out-runtime.js';
 export type { FanOutAggregate, FanOutItemError, FanOutSummary } from './fan-out-settlement.js';
 export type { FanOutStore } from './fan-out-store.js';
 export { type CallRecord, type CompletedStep, type ExecutionState, fold, type PendingTimer } from './fold.js';
+export type { ForkOptions } from './fork.js';
 export type { ExecutionListItem, ListPage, ListQuery } from './inspection.js';
 export { DEFAULT_LEASE_TTL_MS, type LeaseOptions } from './leases.js';
 export { DEFAULT_LIST_LIMIT } from './list-limit.js';
@@ -87,7 +89,10 @@ export {
   type RecoveryReport,
   recoverAbandoned,
 } from './recover-abandoned.js';
+export type { ResumeOptions, ResumeResult } from './redrive.js';
+export type { ResultOptions } from './result-wait.js';
 export type { RetryPolicy } from './retry.js';
+export type { NoRetryReason, StepRetryPolicy } from './retry-controls.js';
 export {
   createRuntime,
   type EnqueueOptions,

@@ -34,6 +34,7 @@ import { type Envelope, isTerminalStatus, type StartedPayload } from './events.j
 import { type FanOutResult, fanOutDepsOf, fanOutResultsOf, fanOutShardsOf } from './fan-out-runtime.js';
 import type { FanOutStore } from './fan-out-store.js';
 import type { ExecutionState } from './fold.js';
+import { type ForkOptions, forkExecution } from './fork.js';
 import { handleOn, isWorkflowDefinition, type UntrustedInput } from './handles.js';
 import { assertExecutionId, assertName, newId } from './ids.js';
 import { type ListPage, type ListQuery, listExecutions } from './inspection.js';
@@ -50,6 +51,8 @@ import { type GetEventOptions, getEvent } from './published-events.js';
 import { QueueRegistry } from './queues/define-queue.js';
 import { enqueueItem, queueStoreOf, usesQueue } from './queues/queued-enqueue.js';
 import { type QueuedResumeDeps, waitsForSlot } from './queues/queued-resume.js';
+import { type ResumeOptions, type ResumeResult, resumeExecution } from './redrive.js';
+import { type ResultOptions, resultOptions, withDeadline } from './result-wait.js';
 import { resumeIfArrived } from './resume-on-arrival.js';
 import { RunLifecycle } from './run-lifecycle.js';
 import {
@@ -88,7 +91,18 @@ import {
 /** How long a timer claim holds before another node may fire the timer. */
 const TIMER_CLAIM_TTL_MS = 30_000;
 
-export type { EnqueueOptions, ExecuteOptions, ExecuteRequest, RuntimeOptions, StartOptions, WorkflowHandle };
+export type {
+  EnqueueOptions,
+  ExecuteOptions,
+  ExecuteRequest,
+  ForkOptions,
+  ResultOptions,
+  ResumeOptions,
+  ResumeResult,
+  RuntimeOptions,
+  StartOptions,
+  WorkflowHandle,
+};
 
 /** Runs workflows durably over `stores`; see {@link createRuntime}. */
 export class Runtime {
@@ -708,6 +722,35 @@ export class Runtime {
   }
 
   /**
+   * Re-drive a failed or dead-lettered execution from its log under a new fence (adr/0067):
+   * `EXECUTION_REDRIVEN` records the resume, the failed steps the body had not gone past run
+   * again with a fresh retry budget, and every completed step returns its recorded output.
+   * Refuses any other status with `ExecutionNotResumableError`, writing nothing. Resolves once
+   * the resume is durable; the run goes on in the background.
+   * @example
+   * await runtime.resume('order-42', { reason: 'card service fixed' });
+   * await runtime.handle('order-42').result();
+   */
+  async resume(executionId: string, options?: ResumeOptions): Promise<ResumeResult> {
+    this.assertOpen();
+    return resumeExecution(this.features, executionId, options);
+  }
+
+  /**
+   * A new execution of the source's workflow and input that keeps the recorded outcomes of
+   * the calls before step `fromStep` and runs on from there (adr/0067); the source is only
+   * read. Refuses, writing nothing, an unknown step (`ForkRefusedError`), a call before it not
+   * settled, and an `executionId` that exists (`ExecutionAlreadyExistsError`).
+   * @example
+   * const fork = await runtime.fork('order-42', { fromStep: 'charge', executionId: 'order-42-retry' });
+   * await fork.result();
+   */
+  async fork(executionId: string, options: ForkOptions): Promise<WorkflowHandle> {
+    this.assertOpen();
+    return this.handle(await forkExecution(this.features, executionId, options));
+  }
+
+  /**
    * A page of executions ordered by id, filtered by status and workflow; pass `nextCursor`
    * back as `cursor` for the next page.
    * @example
@@ -768,13 +811,28 @@ export class Runtime {
     return readHistory(this.stores.events, executionId, this.codec);
   }
 
-  /** Wait for the execution to end; resolve with its output or reject with `ExecutionFailedError`. */
-  async result<Out = unknown>(executionId: string, pollMs = 50): Promise<Out> {
+  /**
+   * Wait for the execution to end; resolve with its output or reject with `ExecutionFailedError`.
+   * With `timeoutMs`, reject with `ResultTimeoutError` when it has not ended by then (the
+   * execution goes on untouched). A number is `pollMs`, the first poll interval (default: 50).
+   * @example
+   * const output = await runtime.result('order-42', { timeoutMs: 5_000 });
+   */
+  async result<Out = unknown>(executionId: string, options: ResultOptions | number = {}): Promise<Out> {
     assertExecutionId(executionId, 'result');
+    const { pollMs, timeoutMs } = resultOptions(options);
+    const status = async () => (await this.loadState(executionId))?.status ?? 'not started';
+    return withDeadline(executionId, timeoutMs, status, (stopped) =>
+      this.awaitEnd<Out>(executionId, pollMs, stopped),
+    );
+  }
+
+  private async awaitEnd<Out>(executionId: string, pollMs: number, stopped: () => boolean): Promise<Out> {
     let current = executionId;
     let state = await this.settledState(current);
     let delay = pollMs;
     while (state === null || !isTerminalStatus(state.status) || state.continuedAs !== undefined) {
+      if (stopped()) return undefined as Out; // the caller was told of the timeout already
       // A continued execution's result is its chain's (adr/0063): follow it to the current run.
       if (state?.continuedAs !== undefined) {
         current = state.continuedAs;

@@ -21,7 +21,8 @@ import type { CallRecord, ExecutionState } from './fold.js';
 import { newId } from './ids.js';
 import type { LogWriter } from './log-writer.js';
 import { recordableError, shrunkError } from './recordable-error.js';
-import { checkedRetryPolicy, resolveRetryPolicy, retryDelay } from './retry.js';
+import { checkedRetryPolicy, resolveRetryPolicy } from './retry.js';
+import { checkedRetryControls, decideRetry, type StepRetryPolicy } from './retry-controls.js';
 import { parseWith } from './workflow.js';
 
 /** The run as a step call sees it. */
@@ -65,7 +66,8 @@ export async function runStep<T>(
     run.fireTimer(record.timerId, position);
   }
   const rerun = record?.status === 'started';
-  return attemptStep(run, position, name, fn, options, (record?.failures ?? 0) + 1, rerun);
+  const budget = { attempt: (record?.failures ?? 0) + 1, base: record?.budgetFrom ?? 0 };
+  return attemptStep(run, position, name, fn, options, budget, rerun);
 }
 
 async function attemptStep<T>(
@@ -74,9 +76,10 @@ async function attemptStep<T>(
   name: string,
   fn: (info: StepInfo) => T | Promise<T>,
   options: StepOptions,
-  attempt: number,
+  budget: { attempt: number; base: number },
   rerun = false,
 ): Promise<T> {
+  const { attempt } = budget;
   let retry: { wakeAt: number; timerId: string };
   run.enterFlight();
   try {
@@ -96,7 +99,7 @@ async function attemptStep<T>(
       return state.calls[position]?.output as T;
     } catch (error) {
       run.assertUsable();
-      retry = stepFailed(run, position, name, options, attempt, error);
+      retry = stepFailed(run, position, name, options, budget, error);
     }
   } finally {
     run.leaveFlight();
@@ -142,29 +145,51 @@ async function invoke<T>(
   }
 }
 
-/** Record a failed attempt; throw StepFailedError when the budget is spent, else return when to retry. */
+/**
+ * Record a failed attempt with the policy's decision (adr/0066): throw StepFailedError when it
+ * is not retried, else return when to retry. `budget.base` counts the failures before an
+ * operator's resume, which gave the step a fresh budget.
+ */
 function stepFailed(
   run: StepRun,
   position: number,
   name: string,
   options: StepOptions,
-  attempt: number,
+  budget: { attempt: number; base: number },
   error: unknown,
 ): { wakeAt: number; timerId: string } {
-  const policy = resolveRetryPolicy(options.retry);
+  const { attempt } = budget;
+  const policy: StepRetryPolicy = options.retry ?? {};
+  const key = `${run.executionId}#${position}`;
+  const used = attempt - budget.base;
+  const decision = decideRetry(
+    policy,
+    resolveRetryPolicy(policy),
+    error,
+    attempt,
+    used,
+    isUnretryable(error),
+    key,
+  );
   const where = `error of step "${name}"`;
-  if (isUnretryable(error) || attempt >= policy.maxAttempts) {
+  if (!decision.retry) {
+    const why = {
+      noRetry: decision.reason,
+      ...(decision.thrown === undefined ? {} : { shouldRetryThrew: decision.thrown }),
+    };
     const state = recordFailure(run.writer, 'STEP_FAILED', error, where, (recorded) => ({
       position,
       name,
       attempt,
       error: recorded,
+      ...why,
     }));
     // The cause as the log holds it, as a replay throws it (adr/0020).
     throw new StepFailedError(run.executionId, name, attempt, { cause: state.calls[position]?.error });
   }
-  const retryAt = run.clock() + retryDelay(policy, attempt, `${run.executionId}#${position}`);
+  const retryAt = run.clock() + decision.delayMs;
   const timerId = newId();
+  const asked = decision.retryAfterMs === undefined ? {} : { retryAfterMs: decision.retryAfterMs };
   recordFailure(run.writer, 'STEP_FAILED', error, where, (recorded) => ({
     position,
     name,
@@ -172,6 +197,8 @@ function stepFailed(
     error: recorded,
     retryAt,
     timerId,
+    delayMs: decision.delayMs,
+    ...asked,
   }));
   return { wakeAt: retryAt, timerId };
 }
@@ -200,7 +227,10 @@ export function recordFailure(
 function stepOptions(name: string, options: StepOptions): StepOptions {
   const where = `ctx.step("${name}") options`;
   const timeoutMs = optionalPositiveMs(options.timeoutMs, where, 'timeoutMs');
-  const retry = options.retry === undefined ? undefined : checkedRetryPolicy(options.retry, where);
+  const retry =
+    options.retry === undefined
+      ? undefined
+      : { ...checkedRetryPolicy(options.retry, where), ...checkedRetryControls(options.retry, where) };
   const destination =
     options.destination === undefined
       ? undefined

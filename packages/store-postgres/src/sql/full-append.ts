@@ -5,7 +5,7 @@
  * `adr/0009-postgres-one-statement-append.md`.
  */
 import { type ExecutionStatus, ExecutionStatuses, isTerminalStatus } from '@skein/workflow-runtime';
-import type { AppendRequest } from '@skein/workflow-runtime/spi';
+import { type AppendRequest, reopensTerminal } from '@skein/workflow-runtime/spi';
 import type { Query } from '../database.js';
 import { messageArrays, outboxCtes } from '../outbox-queries.js';
 
@@ -20,6 +20,13 @@ export interface AppendRow {
 }
 
 const TERMINAL_STATUSES = ExecutionStatuses.filter(isTerminalStatus);
+
+/** The statuses that refuse `request`: all terminal ones, but those its first event reopens (adr/0067). */
+function terminalFor(request: AppendRequest): readonly ExecutionStatus[] {
+  const first = request.events[0]?.type;
+  if (first !== 'EXECUTION_REDRIVEN') return TERMINAL_STATUSES;
+  return TERMINAL_STATUSES.filter((status) => !reopensTerminal(status, first));
+}
 
 // The checks follow `checkAppend`'s order: seq 0 taken, fence (stale, never granted), terminal,
 // duplicate, gap.
@@ -110,7 +117,7 @@ export function appendQuery(
     events.map((event) => event.payload),
     events.map((event) => event.recordedAt),
     status,
-    TERMINAL_STATUSES,
+    terminalFor(request),
     pendingChannel,
   ];
   if (messages.length === 0 || outboxChannel === undefined)
