@@ -32,10 +32,13 @@ import type { Awaiting, RunFeatures, RunInternals } from './run-internals.js';
 import { waitForSignal } from './signal-wait.js';
 import type { Timer } from './spi.js';
 import { recordFailure, runStep, type StepRun } from './step-attempt.js';
-import { never, suspend, type Wait, waitOf } from './suspension.js';
+import { suspend, type Wait, waitOf } from './suspension.js';
 import type { TaskDefinition } from './task.js';
 import { UpdateHandlers } from './update-apply.js';
 import { type AnyWorkflow, parseWith, type WorkflowDefinition } from './workflow.js';
+
+/** What a blocked call is rejected with when a resident run resumes: make the call again. */
+const REDO = Symbol('redo');
 
 /** How a run ended: at a terminal state, or suspended until `wakeAt` (and what else it waits for). */
 export type RunOutcome =
@@ -71,15 +74,19 @@ export class ExecutionRun implements WorkflowContext {
   private cancelDelivered = false;
   private suspendCheck = false;
   private resolveSuspend!: () => void;
-  private readonly suspend = new Promise<'suspend'>((resolve) => {
-    this.resolveSuspend = () => resolve('suspend');
-  });
+  private suspend = this.suspension();
   private fatal: unknown = undefined;
   private ended = false;
+  /** The body, settled or not, once `run` started it (a resident run's body stays pending). */
+  private body: Promise<{ ok: true; value: unknown } | { ok: false; error: unknown }> | undefined;
+  /** Position a call made again after a resume takes instead of the next one (resident-bodies.ts). */
+  private redoAt: number | undefined;
+  /** Wake each blocked call of this run so it is made again at its position (a resident resume). */
+  private readonly blocked: (() => void)[] = [];
   /** Timers this run saw fire; the runtime deletes their rows once the run is durable. */
-  readonly firedTimers: string[] = [];
+  firedTimers: string[] = [];
   /** Signals this run consumed; the runtime deletes them from the inbox once the run is durable. */
-  readonly consumedSignals: string[] = [];
+  consumedSignals: string[] = [];
   /** Hands outcomes to the body in log order (adr/0031). */
   private readonly deliveries: Deliveries;
   /** The abort controllers of the step functions running now (their `StepInfo.signal`). */
@@ -92,16 +99,19 @@ export class ExecutionRun implements WorkflowContext {
   constructor(
     private readonly host: RunHost,
     private readonly workflow: AnyWorkflow,
-    private readonly writer: LogWriter,
+    private writer: LogWriter,
   ) {
     const state = this.state;
     this.executionId = state.executionId;
     this.version = state.version;
     this.deliveries = new Deliveries(state, () => this.scheduleSuspendCheck());
     this.updates = new UpdateHandlers(this.internals());
+    const run = this;
     this.steps = {
       executionId: this.executionId,
-      writer,
+      get writer() {
+        return run.writer;
+      },
       clock: () => this.host.clock(),
       running: this.running,
       destinations: this.host.destinations,
@@ -122,11 +132,62 @@ export class ExecutionRun implements WorkflowContext {
 
   /** Drive the body to a terminal state or a suspension. Rejects when the log cannot be written. */
   async run(): Promise<RunOutcome> {
-    const body = (async () => this.workflow.run(this, this.state.input))().then(
+    this.body = (async () => this.workflow.run(this, this.state.input))().then(
       (value: unknown) => ({ ok: true as const, value }),
       (error: unknown) => ({ ok: false as const, error }),
     );
-    const settled = await Promise.race([body, this.suspend]);
+    return this.drive();
+  }
+
+  /** The definition this run's body belongs to. */
+  get definition(): AnyWorkflow {
+    return this.workflow;
+  }
+
+  /**
+   * True when this run suspended cleanly and can go on in memory (resident-bodies.ts): no
+   * fatal error, its log writable, nothing in flight or waiting to be handed over.
+   */
+  get resumable(): boolean {
+    return (
+      this.body !== undefined &&
+      this.fatal === undefined &&
+      this.writer.failed === undefined &&
+      this.inFlight === 0 &&
+      this.blocked.length > 0 &&
+      this.deliveries.idle &&
+      !this.updates.inHandler
+    );
+  }
+
+  /**
+   * Go on with a run that suspended, instead of replaying it (adr/0068): `writer` continues
+   * the log right where this run left it. Every blocked call is made again at its position,
+   * so it sees what arrived (a signal, a settled child, a due timer) as a replay would.
+   */
+  async resume(writer: LogWriter): Promise<RunOutcome> {
+    this.writer = writer;
+    this.firedTimers = [];
+    this.consumedSignals = [];
+    this.ended = false;
+    this.suspend = this.suspension();
+    this.deliveries.restart();
+    this.updates.resumed();
+    const wakes = this.blocked.splice(0);
+    this.waits.length = 0;
+    for (const wake of wakes) wake();
+    return this.drive();
+  }
+
+  private suspension(): Promise<'suspend'> {
+    return new Promise<'suspend'>((resolve) => {
+      this.resolveSuspend = () => resolve('suspend');
+    });
+  }
+
+  /** Race the body against this stretch's suspension, then record how it ended. */
+  private async drive(): Promise<RunOutcome> {
+    const settled = await Promise.race([this.body!, this.suspend]);
     // From here on, a branch still in flight (a race's loser) records nothing and is handed nothing.
     this.ended = true;
     this.deliveries.stop();
@@ -148,14 +209,17 @@ export class ExecutionRun implements WorkflowContext {
   }
 
   step<T>(name: string, fn: StepFunction<T>, options: StepOptions = {}): Promise<T> {
-    return this.ordered(this.cursor, runStep<T>(this.steps, name, fn, options));
+    return this.ordered(
+      this.cursor,
+      this.redoable(() => runStep<T>(this.steps, name, fn, options)),
+    );
   }
 
   sleep(name: string, ms: number): Promise<void> {
     const delay = durationMs(ms, `ctx.sleep("${name}")`, 'ms');
     return this.ordered(
       this.cursor,
-      this.sleepAt(name, () => this.host.clock() + delay),
+      this.redoable(() => this.sleepAt(name, () => this.host.clock() + delay)),
     );
   }
 
@@ -163,7 +227,7 @@ export class ExecutionRun implements WorkflowContext {
     const at = parseWith(instantSchema, until, `ctx.sleepUntil("${name}")`, 'until');
     return this.ordered(
       this.cursor,
-      this.sleepAt(name, () => at),
+      this.redoable(() => this.sleepAt(name, () => at)),
     );
   }
 
@@ -185,7 +249,10 @@ export class ExecutionRun implements WorkflowContext {
   ): Promise<T | undefined>;
   waitForSignal<T = unknown>(name: string, options?: WaitForSignalOptions<T>): Promise<T>;
   waitForSignal<T = unknown>(name: string, options: WaitForSignalOptions<T> = {}): Promise<T | undefined> {
-    return this.ordered(this.cursor, waitForSignal(this.internals(), name, options));
+    return this.ordered(
+      this.cursor,
+      this.redoable(() => waitForSignal(this.internals(), name, options)),
+    );
   }
 
   child<In, Out, Raw>(
@@ -193,7 +260,10 @@ export class ExecutionRun implements WorkflowContext {
     input: Raw,
     options: ChildOptions = {},
   ): Promise<Out> {
-    return this.ordered(this.cursor, callChild(this.internals(), workflow, input, options) as Promise<Out>);
+    return this.ordered(
+      this.cursor,
+      this.redoable(() => callChild(this.internals(), workflow, input, options)) as Promise<Out>,
+    );
   }
 
   fanOut<In, Out, Raw, A = undefined>(
@@ -232,17 +302,42 @@ export class ExecutionRun implements WorkflowContext {
     return this.deliveries.order(outcome, () => this.state.calls[position]?.settledSeq);
   }
 
+  /**
+   * A call that may block, made by `make`: when a resident resume wakes it (`REDO`), it is
+   * made again at the same position, as a replay would make it (adr/0068).
+   */
+  private redoable<T>(make: () => Promise<T>): Promise<T> {
+    const position = this.cursor;
+    const again = (error: unknown): Promise<T> => {
+      if (error !== REDO) throw error;
+      this.redoAt = position;
+      let made: Promise<T>;
+      try {
+        made = make();
+      } finally {
+        this.redoAt = undefined;
+      }
+      return made.catch(again);
+    };
+    return make().catch(again);
+  }
+
   /** The run as the signal and child calls see it (they live in their own files). */
   private internals(): RunInternals {
+    const run = this;
     return {
       executionId: this.executionId,
       workflow: this.workflow,
-      writer: this.writer,
+      get writer() {
+        return run.writer;
+      },
       host: this.host,
-      consumedSignals: this.consumedSignals,
+      get consumedSignals() {
+        return run.consumedSignals;
+      },
       state: () => this.state,
       next: (kind, name) => this.next(kind, name),
-      peek: () => this.state.calls[this.cursor],
+      peek: () => this.state.calls[this.redoAt ?? this.cursor],
       block: (wakeAt, timerId, awaiting) => this.block(wakeAt, timerId, awaiting),
       track: (work) => this.track(work),
       fireTimer: (timerId, position) => this.fireTimer(timerId, position),
@@ -334,7 +429,8 @@ export class ExecutionRun implements WorkflowContext {
         `execution "${this.executionId}": ctx.${kind} called in an update handler; handlers make no context calls`,
       );
     assertCallName(kind, name);
-    const position = this.cursor++;
+    const position = this.redoAt ?? this.cursor++;
+    this.redoAt = undefined;
     const record = this.state.calls[position];
     if (record !== undefined && (record.kind !== kind || record.name !== name)) {
       this.fatal = new NonDeterminismError(this.executionId, position, record, { kind, name });
@@ -358,7 +454,10 @@ export class ExecutionRun implements WorkflowContext {
   ): Promise<never> {
     this.waits.push(waitOf(this.executionId, wakeAt, timerId, awaiting));
     this.scheduleSuspendCheck();
-    return never();
+    // Dropped with the run unless it stays resident; then a resume rejects it with REDO.
+    return new Promise<never>((_, reject) => {
+      this.blocked.push(() => reject(REDO));
+    });
   }
 
   /**

@@ -25,6 +25,13 @@ import {
   releaseSuspendedSlot,
   waitsForSlot,
 } from './queues/queued-resume.js';
+import {
+  forkState,
+  logUnchanged,
+  type Resident,
+  ResidentBodies,
+  residentFits,
+} from './resident-bodies.js';
 import { lostResumeRace, resumeFence } from './resume-fence.js';
 import { afterFeatureRun, hasFeatureWork } from './resume-on-arrival.js';
 import type { RunFeatures } from './run-internals.js';
@@ -87,6 +94,8 @@ export interface RunLifecycleDeps {
   fanOut: FanOutCallDeps;
   /** True once the runtime's `close()` was called. */
   closed(): boolean;
+  /** Most suspended bodies kept resident (`createRuntime({ cache })`, adr/0068); 0 keeps none. */
+  maxResident: number;
   loadState(executionId: string): Promise<ExecutionState | null>;
 }
 
@@ -96,6 +105,8 @@ export class RunLifecycle {
   readonly active = new Map<string, Promise<RunOutcome>>();
   /** Runs whose body is in progress here, by execution (runs of one id may overlap). */
   readonly bodies = new Map<string, Set<ExecutionRun>>();
+  /** Bodies that suspended here, kept to resume in memory (resident-bodies.ts, adr/0068). */
+  readonly resident: ResidentBodies;
   private readonly stores: Stores;
   private readonly registry: WorkflowRegistry;
   private readonly codec: Codec;
@@ -138,6 +149,7 @@ export class RunLifecycle {
     this.fanOut = deps.fanOut;
     this.closed = deps.closed;
     this.loadState = deps.loadState;
+    this.resident = new ResidentBodies(deps.maxResident);
   }
 
   /** `execute` of a parsed request (the maintenance's own takeovers come straight here). */
@@ -181,6 +193,19 @@ export class RunLifecycle {
       throw new ExecutionAlreadyExistsError(parsed.executionId, current.workflow);
     }
     return this.continueExecution(current, fence);
+  }
+
+  /**
+   * The state of a resident body's execution when its log is still the one it suspended on
+   * (two indexed reads, not a fold of the log), forked so a run may fold into it; undefined
+   * when no body is resident or the log moved (then the body is dropped).
+   */
+  async residentState(executionId: string): Promise<ExecutionState | undefined> {
+    const resident = this.resident.peek(executionId);
+    if (resident === undefined) return undefined;
+    if (await logUnchanged(this.stores.events, resident)) return forkState(resident.state);
+    if (this.resident.peek(executionId) === resident) this.resident.take(executionId);
+    return undefined;
   }
 
   /** Whether `request` names a registered workflow and carries an input it accepts. */
@@ -273,6 +298,8 @@ export class RunLifecycle {
         ? await resumeFence(this.stores.events, current)
         : await this.stores.events.acquireFence(current.executionId));
     const takeoverSeq = current.sequence + 1; // the run's writer folds into `current` from here on
+    const resident = this.resident.take(current.executionId);
+    const goesOn = resumed && resident !== undefined && residentFits(resident, current, fence, definition);
     const writer = this.writer(current.executionId, current.workflow, fence, takeoverSeq, current);
     writer.record(
       resumed ? 'EXECUTION_RESUMED' : 'EXECUTION_RECOVERED',
@@ -288,7 +315,7 @@ export class RunLifecycle {
       'takeover',
     );
     try {
-      return (await this.launch(definition, writer)).state;
+      return (await this.launch(definition, writer, goesOn ? resident : undefined)).state;
     } catch (error) {
       // Another node resumed it first: nothing was written here; report where it stands.
       if (resumed && lostResumeRace(error, takeoverSeq))
@@ -309,11 +336,21 @@ export class RunLifecycle {
     events: readonly TakeoverEvent[],
   ): { outcome: Promise<RunOutcome>; firstAppend: Promise<void> } {
     const definition = this.registry.get(current.workflow, current.version);
+    // Only a plain resume goes on in memory; a cancellation (or anything else) replays.
+    const resident = this.resident.take(current.executionId);
+    const goesOn =
+      resident !== undefined &&
+      events.length === 1 &&
+      events[0]!.type === 'EXECUTION_RESUMED' &&
+      residentFits(resident, current, fence, definition);
     const writer = this.writer(current.executionId, current.workflow, fence, current.sequence + 1, current);
     for (const event of events) writer.record(event.type, event.payload, 'takeover');
     // Durable at once, so nothing that reads the log meanwhile still sees it suspended.
     writer.flush().catch(() => undefined); // the same failure reaches the run's next flush
-    return { outcome: this.launch(definition, writer), firstAppend: writer.firstAppend };
+    return {
+      outcome: this.launch(definition, writer, goesOn ? resident : undefined),
+      firstAppend: writer.firstAppend,
+    };
   }
 
   private bodyEnded(executionId: string, run: ExecutionRun): void {
@@ -322,19 +359,24 @@ export class RunLifecycle {
     if (runs?.size === 0) this.bodies.delete(executionId);
   }
 
-  /** Run the body in the background; track it so `result()` and `close()` can wait for it. */
-  private launch(definition: AnyWorkflow, writer: LogWriter): Promise<RunOutcome> {
-    const run = new ExecutionRun(
-      {
-        clock: this.clock,
-        scheduleTimers: (timers) => this.scheduleTimers(timers),
-        features: this.runFeatures,
-        destinations: this.destinations,
-        fanOut: this.fanOut,
-      },
-      definition,
-      writer,
-    );
+  /**
+   * Run the body in the background, or go on with a `resident` one (adr/0068); track it so
+   * `result()` and `close()` can wait for it.
+   */
+  private launch(definition: AnyWorkflow, writer: LogWriter, resident?: Resident): Promise<RunOutcome> {
+    const run =
+      resident?.run ??
+      new ExecutionRun(
+        {
+          clock: this.clock,
+          scheduleTimers: (timers) => this.scheduleTimers(timers),
+          features: this.runFeatures,
+          destinations: this.destinations,
+          fanOut: this.fanOut,
+        },
+        definition,
+        writer,
+      );
     const executionId = run.executionId;
     const releaseLease = this.leases?.hold(executionId, writer.fence, writer.firstAppend);
     // Counted while the body runs (not during afterRun): a wake-up skips such a run, which
@@ -342,15 +384,22 @@ export class RunLifecycle {
     const runs = this.bodies.get(executionId) ?? new Set<ExecutionRun>();
     runs.add(run);
     this.bodies.set(executionId, runs);
-    const ran = run.run().then(
+    // A resident body goes on once the work after its suspension is done (it reads its arrays).
+    const running = resident === undefined ? run.run() : resident.afterWork.then(() => run.resume(writer));
+    const ran = running.then(
       async (result) => {
-        // A suspended run of a queue gives its slot back before anything here can resume it
-        // (a wake-up timer, a signal's re-check; they wait while the body counts as running).
-        if (result.kind === 'suspended') await this.releaseSlot(executionId);
-        this.bodyEnded(executionId, run);
-        await this.afterRun(executionId, run, result);
-        if (hasFeatureWork(definition, run, result))
-          await afterFeatureRun(this.features, definition, run, result);
+        const afterWork = this.keepResident(run, result);
+        try {
+          // A suspended run of a queue gives its slot back before anything here can resume it
+          // (a wake-up timer, a signal's re-check; they wait while the body counts as running).
+          if (result.kind === 'suspended') await this.releaseSlot(executionId);
+          this.bodyEnded(executionId, run);
+          await this.afterRun(executionId, run, result);
+          if (hasFeatureWork(definition, run, result))
+            await afterFeatureRun(this.features, definition, run, result);
+        } finally {
+          afterWork?.();
+        }
         return result;
       },
       async (error: unknown) => {
@@ -366,6 +415,18 @@ export class RunLifecycle {
     };
     outcome.then(forget, forget);
     return outcome;
+  }
+
+  /** Keep a run that suspended cleanly resident; the returned call says its after-run work is done. */
+  private keepResident(run: ExecutionRun, result: RunOutcome): (() => void) | undefined {
+    if (result.kind !== 'suspended' || this.resident.maxResident === 0 || this.closed() || !run.resumable)
+      return undefined;
+    let done!: () => void;
+    const afterWork = new Promise<void>((resolve) => {
+      done = resolve;
+    });
+    this.resident.keep({ run, state: result.state, afterWork });
+    return done;
   }
 
   private async releaseSlot(executionId: string): Promise<void> {

@@ -1,6 +1,7 @@
 /** The runtime's public option and handle types, and the schemas its entry points validate with. */
 import { z } from 'zod';
 import type { DestinationOptions } from './destination-shares.js';
+import type { CacheOptions } from './resident-bodies.js';
 import type { ErrorClass } from './errors.js';
 import { executionIdSchema, nameSchema } from './ids.js';
 import type { LeaseOptions } from './leases.js';
@@ -98,6 +99,14 @@ export interface RuntimeOptions {
    * shards: ['a', 'b'] })` names them (default: none; see docs/fan-out.md#placement).
    */
   shards?: Readonly<Record<string, Pick<Stores, 'fanOuts'>>>;
+  /**
+   * Keep the bodies of executions that suspended here in memory, up to `maxResident` of them
+   * (least recently suspended dropped first), so a resume here goes on from where the body
+   * waits instead of replaying its log; a log another process wrote meanwhile is replayed as
+   * usual (default: `{ maxResident: 1_000 }`; `{ maxResident: 0 }` turns it off). See
+   * `docs/performance.md#resident-bodies`.
+   */
+  cache?: CacheOptions;
 }
 
 /** Options of `execute` (dispatch and worker runtimes pass them; see `docs/dispatch.md`). */

@@ -42,6 +42,7 @@ import { type GetEventOptions, getEvent } from './published-events.js';
 import { QueueRegistry } from './queues/define-queue.js';
 import { enqueueItem, queueStoreOf, usesQueue } from './queues/queued-enqueue.js';
 import { type QueuedResumeDeps, waitsForSlot } from './queues/queued-resume.js';
+import { maxResidentOf } from './resident-bodies.js';
 import { resumeIfArrived } from './resume-on-arrival.js';
 import { RunLifecycle } from './run-lifecycle.js';
 import {
@@ -209,6 +210,7 @@ export class Runtime {
       runFeatures: runFeatures(this.features),
       fanOut: fanOutDepsOf(this.fanOutShards, this.leaseOwner, this.clock),
       closed: () => this.closed,
+      maxResident: maxResidentOf(options.cache),
       loadState: (id) => loadState(this.stores, id, this.codec),
     });
     if (maintains) this.startMaintenance(maintenance ?? {});
@@ -481,7 +483,7 @@ export class Runtime {
   async wake(executionId: string, options: { claimed?: boolean } = {}): Promise<ExecutionState | null> {
     assertExecutionId(executionId, 'wake');
     if (options.claimed !== true) await this.maintenance?.working(executionId);
-    const current = await this.loadState(executionId);
+    const current = (await this.lifecycle.residentState(executionId)) ?? (await this.loadState(executionId));
     if (current === null || current.status !== 'suspended') return current;
     const now = this.clock();
     const due = current.timers.filter((timer) => timer.dueAt <= now);
@@ -703,6 +705,7 @@ export class Runtime {
     await this.maintenance?.stop({ waitForRuns: true });
     this.closed = true;
     this.wakeTimers.clear();
+    this.lifecycle.resident.clear();
     while (this.lifecycle.active.size > 0) await Promise.allSettled([...this.lifecycle.active.values()]);
   }
 
@@ -742,6 +745,7 @@ export class Runtime {
       maxPendingSignals,
       onError: this.onError,
       loadState: (id) => loadState(this.stores, id, this.codec),
+      residentState: (id) => this.lifecycle.residentState(id),
       resumes: new Map(),
       bodyRunning: (id) => this.lifecycle.bodies.has(id),
       closed: () => this.closed,
