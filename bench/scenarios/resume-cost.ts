@@ -111,8 +111,16 @@ export async function resumeCost(lengths: readonly number[]): Promise<Row[]> {
         const window = Math.min(100, Math.floor(n / 2));
         const what = `resume, ${n} ${kind}, ${mode}`;
         rows.push(
-          { metric: `${what}, first ${window} resumes, median`, value: median(samples.slice(0, window)), unit: 'ms' },
-          { metric: `${what}, last ${window} resumes, median`, value: median(samples.slice(-window)), unit: 'ms' },
+          {
+            metric: `${what}, first ${window} resumes, median`,
+            value: median(samples.slice(0, window)),
+            unit: 'ms',
+          },
+          {
+            metric: `${what}, last ${window} resumes, median`,
+            value: median(samples.slice(-window)),
+            unit: 'ms',
+          },
           { metric: `${what}, all of them`, value: total / 1000, unit: 's' },
         );
       }

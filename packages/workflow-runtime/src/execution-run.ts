@@ -37,6 +37,9 @@ import type { TaskDefinition } from './task.js';
 import { UpdateHandlers } from './update-apply.js';
 import { type AnyWorkflow, parseWith, type WorkflowDefinition } from './workflow.js';
 
+/** How the body settled: its return value, or what it threw. */
+type Settled = { ok: true; value: unknown } | { ok: false; error: unknown };
+
 /** What a blocked call is rejected with when a resident run resumes: make the call again. */
 const REDO = Symbol('redo');
 
@@ -73,12 +76,17 @@ export class ExecutionRun implements WorkflowContext {
   /** True once this run threw `CancelledError` at a call at or past the cancel boundary. */
   private cancelDelivered = false;
   private suspendCheck = false;
-  private resolveSuspend!: () => void;
-  private suspend = this.suspension();
+  /** Ends the current stretch of the run: the body settled, or every branch waits. */
+  private endStretch!: (how: Settled | 'suspend') => void;
+  private stretch = this.newStretch();
   private fatal: unknown = undefined;
   private ended = false;
-  /** The body, settled or not, once `run` started it (a resident run's body stays pending). */
-  private body: Promise<{ ok: true; value: unknown } | { ok: false; error: unknown }> | undefined;
+  /** True once `run` started the body. */
+  private started = false;
+  /** How the body settled, once it did (a resident run's body stays pending). */
+  private settled: Settled | undefined;
+  /** True when the body used its context while the run was suspended (code that is not deterministic). */
+  private strayed = false;
   /** Position a call made again after a resume takes instead of the next one (resident-bodies.ts). */
   private redoAt: number | undefined;
   /** Wake each blocked call of this run so it is made again at its position (a resident resume). */
@@ -132,11 +140,17 @@ export class ExecutionRun implements WorkflowContext {
 
   /** Drive the body to a terminal state or a suspension. Rejects when the log cannot be written. */
   async run(): Promise<RunOutcome> {
-    this.body = (async () => this.workflow.run(this, this.state.input))().then(
-      (value: unknown) => ({ ok: true as const, value }),
-      (error: unknown) => ({ ok: false as const, error }),
+    this.started = true;
+    (async () => this.workflow.run(this, this.state.input))().then(
+      (value: unknown) => this.bodySettled({ ok: true, value }),
+      (error: unknown) => this.bodySettled({ ok: false, error }),
     );
     return this.drive();
+  }
+
+  private bodySettled(settled: Settled): void {
+    this.settled = settled;
+    this.endStretch(settled);
   }
 
   /** The definition this run's body belongs to. */
@@ -150,7 +164,9 @@ export class ExecutionRun implements WorkflowContext {
    */
   get resumable(): boolean {
     return (
-      this.body !== undefined &&
+      this.started &&
+      this.settled === undefined &&
+      !this.strayed &&
       this.fatal === undefined &&
       this.writer.failed === undefined &&
       this.inFlight === 0 &&
@@ -170,7 +186,7 @@ export class ExecutionRun implements WorkflowContext {
     this.firedTimers = [];
     this.consumedSignals = [];
     this.ended = false;
-    this.suspend = this.suspension();
+    this.stretch = this.newStretch();
     this.deliveries.restart();
     this.updates.resumed();
     const wakes = this.blocked.splice(0);
@@ -179,15 +195,19 @@ export class ExecutionRun implements WorkflowContext {
     return this.drive();
   }
 
-  private suspension(): Promise<'suspend'> {
-    return new Promise<'suspend'>((resolve) => {
-      this.resolveSuspend = () => resolve('suspend');
+  private newStretch(): Promise<Settled | 'suspend'> {
+    return new Promise((resolve) => {
+      this.endStretch = resolve;
     });
+  }
+
+  private resolveSuspend(): void {
+    this.endStretch('suspend');
   }
 
   /** Race the body against this stretch's suspension, then record how it ended. */
   private async drive(): Promise<RunOutcome> {
-    const settled = await Promise.race([this.body!, this.suspend]);
+    const settled = await this.stretch;
     // From here on, a branch still in flight (a race's loser) records nothing and is handed nothing.
     this.ended = true;
     this.deliveries.stop();
@@ -588,8 +608,10 @@ export class ExecutionRun implements WorkflowContext {
   }
 
   private assertUsable(): void {
-    if (this.ended)
+    if (this.ended) {
+      this.strayed = true;
       throw new Error(`execution "${this.executionId}": workflow context used after its run ended`);
+    }
     this.throwIfAborted();
   }
 }

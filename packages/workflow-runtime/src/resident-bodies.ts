@@ -103,7 +103,9 @@ export async function logUnchanged(events: EventStore, resident: Resident): Prom
     events.getExecution(executionId),
     events.currentFence(executionId),
   ]);
-  return summary !== null && summary.sequence === sequence && summary.status === 'suspended' && current <= fence;
+  return (
+    summary !== null && summary.sequence === sequence && summary.status === 'suspended' && current <= fence
+  );
 }
 
 /**
@@ -139,7 +141,12 @@ export function forkState(state: ExecutionState): ExecutionState {
   const calls = state.calls.slice();
   for (let i = 0; i < calls.length; i++) {
     const call = calls[i];
-    if (call !== undefined && call.status !== 'completed' && call.status !== 'failed' && call.status !== 'fired')
+    if (
+      call !== undefined &&
+      call.status !== 'completed' &&
+      call.status !== 'failed' &&
+      call.status !== 'fired'
+    )
       calls[i] = { ...call };
   }
   const fork: ExecutionState = {

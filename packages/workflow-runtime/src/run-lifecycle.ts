@@ -25,13 +25,7 @@ import {
   releaseSuspendedSlot,
   waitsForSlot,
 } from './queues/queued-resume.js';
-import {
-  forkState,
-  logUnchanged,
-  type Resident,
-  ResidentBodies,
-  residentFits,
-} from './resident-bodies.js';
+import { forkState, logUnchanged, type Resident, ResidentBodies, residentFits } from './resident-bodies.js';
 import { lostResumeRace, resumeFence } from './resume-fence.js';
 import { afterFeatureRun, hasFeatureWork } from './resume-on-arrival.js';
 import type { RunFeatures } from './run-internals.js';

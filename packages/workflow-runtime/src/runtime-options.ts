@@ -1,7 +1,6 @@
 /** The runtime's public option and handle types, and the schemas its entry points validate with. */
 import { z } from 'zod';
 import type { DestinationOptions } from './destination-shares.js';
-import type { CacheOptions } from './resident-bodies.js';
 import type { ErrorClass } from './errors.js';
 import { executionIdSchema, nameSchema } from './ids.js';
 import type { LeaseOptions } from './leases.js';
@@ -9,6 +8,7 @@ import type { MaintenanceOptions } from './maintenance.js';
 import type { RuntimeObserver } from './observers.js';
 import type { QueueDefinition } from './queues/define-queue.js';
 import type { QueueEnqueueOptions } from './queues/queued-enqueue.js';
+import type { CacheOptions } from './resident-bodies.js';
 import type { ScheduleDefinition } from './schedules/define-schedule.js';
 import type { Stores } from './spi.js';
 import type { AnyWorkflow } from './workflow.js';

@@ -209,7 +209,12 @@ describe.each(backings)('resident bodies (%s store)', (_, open) => {
     expect(await handle.result()).toEqual(['apple', 'pear', 'fig']);
     expect(bodies).toBe(1);
     // A fresh runtime replays the whole log to the same end (the log alone decides).
-    const replayed = createRuntime({ stores, workflows: [cart], maintenance: false, cache: { maxResident: 0 } });
+    const replayed = createRuntime({
+      stores,
+      workflows: [cart],
+      maintenance: false,
+      cache: { maxResident: 0 },
+    });
     expect((await replayed.loadState('c-1'))?.output).toEqual(['apple', 'pear', 'fig']);
     await replayed.close();
   });
@@ -218,8 +223,8 @@ describe.each(backings)('resident bodies (%s store)', (_, open) => {
     const { stores } = h.open();
     const { ticker } = counted();
     for (const cache of [{ maxResident: -1 }, { maxResident: 1.5 }, { max: 3 }, 'big'])
-      expect(() => createRuntime({ stores: stores as Stores, workflows: [ticker], cache: cache as never })).toThrow(
-        /cache/,
-      );
+      expect(() =>
+        createRuntime({ stores: stores as Stores, workflows: [ticker], cache: cache as never }),
+      ).toThrow(/cache/);
   });
 });

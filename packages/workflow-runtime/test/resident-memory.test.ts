@@ -10,7 +10,9 @@ import { describe, expect, it } from 'vitest';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 
-async function freedWith(maxResident: number): Promise<{ count: number; afterSuspensions: number; afterClose: number }> {
+async function freedWith(
+  maxResident: number,
+): Promise<{ count: number; afterSuspensions: number; afterClose: number }> {
   const { stdout } = await promisify(execFile)(
     process.execPath,
     [
