@@ -80,6 +80,7 @@ export {
   type RecoveryReport,
   recoverAbandoned,
 } from './recover-abandoned.js';
+export { type CacheOptions, DEFAULT_MAX_RESIDENT } from './resident-bodies.js';
 export type { RetryPolicy } from './retry.js';
 export {
   createRuntime,
