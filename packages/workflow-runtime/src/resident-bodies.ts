@@ -14,7 +14,7 @@
  * drops every reference to it, so its frames (and whatever they hold) are garbage.
  */
 import { z } from 'zod';
-import type { ExecutionRun } from './execution-run.js';
+import type { ExecutionRun, RunOutcome } from './execution-run.js';
 import type { ExecutionState } from './fold.js';
 import type { EventStore } from './spi.js';
 import { parseWith } from './workflow.js';
@@ -48,14 +48,17 @@ export interface Resident {
   /** The state its suspension made durable (its `sequence` and `fence` are the log's then). */
   state: ExecutionState;
   /** Settles once the after-run work of the suspension (timer rows, consumed signals) is done. */
-  afterWork: Promise<void>;
+  afterWork: Promise<unknown>;
 }
 
 /** The LRU cache of resident bodies of one runtime; see the module comment. */
 export class ResidentBodies {
   private readonly entries = new Map<string, Resident>();
 
-  constructor(readonly maxResident: number) {}
+  constructor(
+    readonly maxResident: number,
+    private readonly events: EventStore,
+  ) {}
 
   /** Number of bodies resident now. */
   get size(): number {
@@ -74,9 +77,43 @@ export class ResidentBodies {
     }
   }
 
-  /** The resident body of `executionId`, left in the cache (undefined when none). */
-  peek(executionId: string): Resident | undefined {
-    return this.entries.get(executionId);
+  /**
+   * Keep `run` when it suspended cleanly; `after` settles once its after-run work is done
+   * (a resume waits for it: that work reads the run's arrays of fired timers and signals).
+   */
+  keepSuspended(run: ExecutionRun, outcome: RunOutcome, after: Promise<unknown>): void {
+    if (outcome.kind !== 'suspended' || this.maxResident === 0 || !run.resumable) return;
+    this.keep({ run, state: outcome.state, afterWork: after.then(noop, noop) });
+  }
+
+  /**
+   * The state of a resident body's execution when its log is still the one it suspended on
+   * (two indexed reads, not a fold of the log), forked so a run may fold into it; undefined
+   * when no body is resident or the log moved (then the body is dropped).
+   */
+  async state(executionId: string): Promise<ExecutionState | undefined> {
+    const resident = this.entries.get(executionId);
+    if (resident === undefined) return undefined;
+    if (await logUnchanged(this.events, resident)) return forkState(resident.state);
+    if (this.entries.get(executionId) === resident) this.entries.delete(executionId);
+    return undefined;
+  }
+
+  /**
+   * Take the resident body of `current`'s execution out of the cache, and return it when it
+   * may go on as the run that `plain` resume makes under `fence` ({@link residentFits});
+   * otherwise it is dropped and undefined returned (the execution replays).
+   */
+  takeFitting(
+    current: ExecutionState,
+    fence: number,
+    definition: unknown,
+    plain: boolean,
+  ): Resident | undefined {
+    const resident = this.take(current.executionId);
+    return plain && resident !== undefined && residentFits(resident, current, fence, definition)
+      ? resident
+      : undefined;
   }
 
   /** Take the resident body of `executionId` out of the cache (undefined when none). */
@@ -91,6 +128,8 @@ export class ResidentBodies {
     this.entries.clear();
   }
 }
+
+function noop(): void {}
 
 /**
  * True when the log of `resident`'s execution is still exactly the one it suspended on: the

@@ -25,7 +25,7 @@ import {
   releaseSuspendedSlot,
   waitsForSlot,
 } from './queues/queued-resume.js';
-import { forkState, logUnchanged, type Resident, ResidentBodies, residentFits } from './resident-bodies.js';
+import { type Resident, ResidentBodies } from './resident-bodies.js';
 import { lostResumeRace, resumeFence } from './resume-fence.js';
 import { afterFeatureRun, hasFeatureWork } from './resume-on-arrival.js';
 import type { RunFeatures } from './run-internals.js';
@@ -143,7 +143,7 @@ export class RunLifecycle {
     this.fanOut = deps.fanOut;
     this.closed = deps.closed;
     this.loadState = deps.loadState;
-    this.resident = new ResidentBodies(deps.maxResident);
+    this.resident = new ResidentBodies(deps.maxResident, deps.stores.events);
   }
 
   /** `execute` of a parsed request (the maintenance's own takeovers come straight here). */
@@ -187,19 +187,6 @@ export class RunLifecycle {
       throw new ExecutionAlreadyExistsError(parsed.executionId, current.workflow);
     }
     return this.continueExecution(current, fence);
-  }
-
-  /**
-   * The state of a resident body's execution when its log is still the one it suspended on
-   * (two indexed reads, not a fold of the log), forked so a run may fold into it; undefined
-   * when no body is resident or the log moved (then the body is dropped).
-   */
-  async residentState(executionId: string): Promise<ExecutionState | undefined> {
-    const resident = this.resident.peek(executionId);
-    if (resident === undefined) return undefined;
-    if (await logUnchanged(this.stores.events, resident)) return forkState(resident.state);
-    if (this.resident.peek(executionId) === resident) this.resident.take(executionId);
-    return undefined;
   }
 
   /** Whether `request` names a registered workflow and carries an input it accepts. */
@@ -292,8 +279,7 @@ export class RunLifecycle {
         ? await resumeFence(this.stores.events, current)
         : await this.stores.events.acquireFence(current.executionId));
     const takeoverSeq = current.sequence + 1; // the run's writer folds into `current` from here on
-    const resident = this.resident.take(current.executionId);
-    const goesOn = resumed && resident !== undefined && residentFits(resident, current, fence, definition);
+    const resident = this.resident.takeFitting(current, fence, definition, resumed);
     const writer = this.writer(current.executionId, current.workflow, fence, takeoverSeq, current);
     writer.record(
       resumed ? 'EXECUTION_RESUMED' : 'EXECUTION_RECOVERED',
@@ -309,7 +295,7 @@ export class RunLifecycle {
       'takeover',
     );
     try {
-      return (await this.launch(definition, writer, goesOn ? resident : undefined)).state;
+      return (await this.launch(definition, writer, resident)).state;
     } catch (error) {
       // Another node resumed it first: nothing was written here; report where it stands.
       if (resumed && lostResumeRace(error, takeoverSeq))
@@ -331,20 +317,13 @@ export class RunLifecycle {
   ): { outcome: Promise<RunOutcome>; firstAppend: Promise<void> } {
     const definition = this.registry.get(current.workflow, current.version);
     // Only a plain resume goes on in memory; a cancellation (or anything else) replays.
-    const resident = this.resident.take(current.executionId);
-    const goesOn =
-      resident !== undefined &&
-      events.length === 1 &&
-      events[0]!.type === 'EXECUTION_RESUMED' &&
-      residentFits(resident, current, fence, definition);
+    const plain = events.length === 1 && events[0]!.type === 'EXECUTION_RESUMED';
+    const resident = this.resident.takeFitting(current, fence, definition, plain);
     const writer = this.writer(current.executionId, current.workflow, fence, current.sequence + 1, current);
     for (const event of events) writer.record(event.type, event.payload, 'takeover');
     // Durable at once, so nothing that reads the log meanwhile still sees it suspended.
     writer.flush().catch(() => undefined); // the same failure reaches the run's next flush
-    return {
-      outcome: this.launch(definition, writer, goesOn ? resident : undefined),
-      firstAppend: writer.firstAppend,
-    };
+    return { outcome: this.launch(definition, writer, resident), firstAppend: writer.firstAppend };
   }
 
   private bodyEnded(executionId: string, run: ExecutionRun): void {
@@ -382,18 +361,14 @@ export class RunLifecycle {
     const running = resident === undefined ? run.run() : resident.afterWork.then(() => run.resume(writer));
     const ran = running.then(
       async (result) => {
-        const afterWork = this.keepResident(run, result);
-        try {
-          // A suspended run of a queue gives its slot back before anything here can resume it
-          // (a wake-up timer, a signal's re-check; they wait while the body counts as running).
-          if (result.kind === 'suspended') await this.releaseSlot(executionId);
-          this.bodyEnded(executionId, run);
-          await this.afterRun(executionId, run, result);
-          if (hasFeatureWork(definition, run, result))
-            await afterFeatureRun(this.features, definition, run, result);
-        } finally {
-          afterWork?.();
-        }
+        if (!this.closed()) this.resident.keepSuspended(run, result, ran);
+        // A suspended run of a queue gives its slot back before anything here can resume it
+        // (a wake-up timer, a signal's re-check; they wait while the body counts as running).
+        if (result.kind === 'suspended') await this.releaseSlot(executionId);
+        this.bodyEnded(executionId, run);
+        await this.afterRun(executionId, run, result);
+        if (hasFeatureWork(definition, run, result))
+          await afterFeatureRun(this.features, definition, run, result);
         return result;
       },
       async (error: unknown) => {
@@ -409,18 +384,6 @@ export class RunLifecycle {
     };
     outcome.then(forget, forget);
     return outcome;
-  }
-
-  /** Keep a run that suspended cleanly resident; the returned call says its after-run work is done. */
-  private keepResident(run: ExecutionRun, result: RunOutcome): (() => void) | undefined {
-    if (result.kind !== 'suspended' || this.resident.maxResident === 0 || this.closed() || !run.resumable)
-      return undefined;
-    let done!: () => void;
-    const afterWork = new Promise<void>((resolve) => {
-      done = resolve;
-    });
-    this.resident.keep({ run, state: result.state, afterWork });
-    return done;
   }
 
   private async releaseSlot(executionId: string): Promise<void> {

@@ -483,7 +483,7 @@ export class Runtime {
   async wake(executionId: string, options: { claimed?: boolean } = {}): Promise<ExecutionState | null> {
     assertExecutionId(executionId, 'wake');
     if (options.claimed !== true) await this.maintenance?.working(executionId);
-    const current = (await this.lifecycle.residentState(executionId)) ?? (await this.loadState(executionId));
+    const current = (await this.lifecycle.resident.state(executionId)) ?? (await this.loadState(executionId));
     if (current === null || current.status !== 'suspended') return current;
     const now = this.clock();
     const due = current.timers.filter((timer) => timer.dueAt <= now);
@@ -745,7 +745,7 @@ export class Runtime {
       maxPendingSignals,
       onError: this.onError,
       loadState: (id) => loadState(this.stores, id, this.codec),
-      residentState: (id) => this.lifecycle.residentState(id),
+      residentState: (id) => this.lifecycle.resident.state(id),
       resumes: new Map(),
       bodyRunning: (id) => this.lifecycle.bodies.has(id),
       closed: () => this.closed,
