@@ -152,6 +152,36 @@ describe.each(backings)('resident bodies (%s store)', (_, open) => {
     expect(counts.steps).toBe(3);
   });
 
+  test('a timer fired by another runtime: the body resident where it slept is dropped, and its next resume there replays', async () => {
+    const backing = h.open();
+    let now = T0;
+    let bodies = 0;
+    const napper = defineWorkflow({
+      name: 'napper',
+      input: z.object({}),
+      signals: { tick: z.number() },
+      async run(ctx) {
+        bodies += 1;
+        await ctx.sleep('nap', 1_000);
+        return ctx.waitForSignal('tick');
+      },
+    });
+    const options = { workflows: [napper], maintenance: false as const, clock: () => now };
+    const first = h.runtime({ stores: backing.stores, ...options });
+    const second = h.runtime({ stores: backing.reopen(), ...options });
+    const handle = await first.start(napper, {}, { executionId: 'n-1' });
+    await until(async () => (await first.loadState('n-1'))?.status === 'suspended');
+    now += 1_000;
+    // The other runtime fires the timer: it has no body, so it replays, and waits for the signal.
+    await second.wake('n-1');
+    await until(async () => (await first.loadState('n-1'))?.awaiting?.signals.includes('tick') === true);
+    expect(bodies).toBe(2);
+    // The first runtime's body last saw the sleep: the log moved, so this resume replays.
+    await first.signal('n-1', 'tick', 7);
+    expect(await handle.result()).toBe(7);
+    expect(bodies).toBe(3);
+  });
+
   test('a fence taken without writing (a takeover that never wrote) makes the resident body replay', async () => {
     const { stores } = h.open();
     const { counts, ticker } = counted();
