@@ -84,6 +84,16 @@ export class Deliveries {
     this.queue.length = 0;
   }
 
+  /** True when nothing waits to be handed over and no expected outcome is left. */
+  get idle(): boolean {
+    return this.queue.length === 0 && this.expected.length === 0;
+  }
+
+  /** Hand over again after `stop`: a resident run resumes (adr/0068). */
+  restart(): void {
+    this.stopped = false;
+  }
+
   private enqueue(key: number | undefined, hand: () => void): void {
     if (this.stopped) return;
     if (key === undefined) {

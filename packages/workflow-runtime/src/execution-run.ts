@@ -39,10 +39,16 @@ import { cancelChildCall, type SentSignal, signalCall } from './signal-call.js';
 import { waitForSignal } from './signal-wait.js';
 import type { Timer } from './spi.js';
 import { recordFailure, runStep, type StepRun } from './step-attempt.js';
-import { never, suspend, type Wait, waitOf } from './suspension.js';
+import { suspend, type Wait, waitOf } from './suspension.js';
 import type { TaskDefinition } from './task.js';
 import { UpdateHandlers } from './update-apply.js';
 import { type AnyWorkflow, parseWith, type WorkflowDefinition } from './workflow.js';
+
+/** How the body settled: its return value, or what it threw. */
+type Settled = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+/** What a blocked call is rejected with when a resident run resumes: make the call again. */
+const REDO = Symbol('redo');
 
 /** How a run ended: at a terminal state, or suspended until `wakeAt` (and what else it waits for). */
 export type RunOutcome =
@@ -77,23 +83,29 @@ export class ExecutionRun implements WorkflowContext {
   /** True once this run threw `CancelledError` at a call at or past the cancel boundary. */
   private cancelDelivered = false;
   private suspendCheck = false;
-  private resolveSuspend!: () => void;
-  private readonly suspend = new Promise<'suspend'>((resolve) => {
-    this.resolveSuspend = () => resolve('suspend');
-  });
+  /** Ends the current stretch of the run: the body settled, or every branch waits. */
+  private endStretch!: (how: Settled | 'suspend' | 'continue') => void;
+  private stretch = this.newStretch();
   private fatal: unknown = undefined;
   private ended = false;
   /** Set by the first `ctx.continueAsNew`: the run ends on it (adr/0063). */
   private continuing: ContinueRequest | undefined;
-  private resolveContinue!: () => void;
-  private readonly continued = new Promise<'continue'>((resolve) => {
-    this.resolveContinue = () => resolve('continue');
-  });
+  private readonly resolveContinue = () => this.endStretch('continue');
   private history: HistoryCounter | undefined;
+  /** True once `run` started the body. */
+  private started = false;
+  /** How the body settled, once it did (a resident run's body stays pending). */
+  private settled: Settled | undefined;
+  /** True when the body used its context while the run was suspended (code that is not deterministic). */
+  private strayed = false;
+  /** Position a call made again after a resume takes instead of the next one (resident-bodies.ts). */
+  private redoAt: number | undefined;
+  /** Wake each blocked call of this run so it is made again at its position (a resident resume). */
+  private readonly blocked: (() => void)[] = [];
   /** Timers this run saw fire; the runtime deletes their rows once the run is durable. */
-  readonly firedTimers: string[] = [];
+  firedTimers: string[] = [];
   /** Signals this run consumed; the runtime deletes them from the inbox once the run is durable. */
-  readonly consumedSignals: string[] = [];
+  consumedSignals: string[] = [];
   /** Hands outcomes to the body in log order (adr/0031). */
   private readonly deliveries: Deliveries;
   /** The abort controllers of the step functions running now (their `StepInfo.signal`). */
@@ -106,16 +118,19 @@ export class ExecutionRun implements WorkflowContext {
   constructor(
     private readonly host: RunHost,
     private readonly workflow: AnyWorkflow,
-    private readonly writer: LogWriter,
+    private writer: LogWriter,
   ) {
     const state = this.state;
     this.executionId = state.executionId;
     this.version = state.version;
     this.deliveries = new Deliveries(state, () => this.scheduleSuspendCheck());
     this.updates = new UpdateHandlers(this.internals());
+    const run = this;
     this.steps = {
       executionId: this.executionId,
-      writer,
+      get writer() {
+        return run.writer;
+      },
       clock: () => this.host.clock(),
       running: this.running,
       destinations: this.host.destinations,
@@ -136,11 +151,75 @@ export class ExecutionRun implements WorkflowContext {
 
   /** Drive the body to a terminal state or a suspension. Rejects when the log cannot be written. */
   async run(): Promise<RunOutcome> {
-    const body = (async () => this.workflow.run(this, this.state.input))().then(
-      (value: unknown) => ({ ok: true as const, value }),
-      (error: unknown) => ({ ok: false as const, error }),
+    this.started = true;
+    (async () => this.workflow.run(this, this.state.input))().then(
+      (value: unknown) => this.bodySettled({ ok: true, value }),
+      (error: unknown) => this.bodySettled({ ok: false, error }),
     );
-    const settled = await Promise.race([body, this.suspend, this.continued]);
+    return this.drive();
+  }
+
+  private bodySettled(settled: Settled): void {
+    this.settled = settled;
+    this.endStretch(settled);
+  }
+
+  /** The definition this run's body belongs to. */
+  get definition(): AnyWorkflow {
+    return this.workflow;
+  }
+
+  /**
+   * True when this run suspended cleanly and can go on in memory (resident-bodies.ts): no
+   * fatal error, its log writable, nothing in flight or waiting to be handed over.
+   */
+  get resumable(): boolean {
+    return (
+      this.started &&
+      this.settled === undefined &&
+      this.continuing === undefined &&
+      !this.strayed &&
+      this.fatal === undefined &&
+      this.writer.failed === undefined &&
+      this.inFlight === 0 &&
+      this.blocked.length > 0 &&
+      this.deliveries.idle &&
+      !this.updates.inHandler
+    );
+  }
+
+  /**
+   * Go on with a run that suspended, instead of replaying it (adr/0068): `writer` continues
+   * the log right where this run left it. Every blocked call is made again at its position,
+   * so it sees what arrived (a signal, a settled child, a due timer) as a replay would.
+   */
+  async resume(writer: LogWriter): Promise<RunOutcome> {
+    this.writer = writer;
+    this.firedTimers = [];
+    this.consumedSignals = [];
+    this.ended = false;
+    this.stretch = this.newStretch();
+    this.deliveries.restart();
+    this.updates.resumed();
+    const wakes = this.blocked.splice(0);
+    this.waits.length = 0;
+    for (const wake of wakes) wake();
+    return this.drive();
+  }
+
+  private newStretch(): Promise<Settled | 'suspend' | 'continue'> {
+    return new Promise((resolve) => {
+      this.endStretch = resolve;
+    });
+  }
+
+  private resolveSuspend(): void {
+    this.endStretch('suspend');
+  }
+
+  /** Race the body against this stretch's suspension, then record how it ended. */
+  private async drive(): Promise<RunOutcome> {
+    const settled = await this.stretch;
     // From here on, a branch still in flight (a race's loser) records nothing and is handed nothing.
     this.ended = true;
     this.deliveries.stop();
@@ -164,14 +243,17 @@ export class ExecutionRun implements WorkflowContext {
   }
 
   step<T>(name: string, fn: StepFunction<T>, options: StepOptions = {}): Promise<T> {
-    return this.ordered(this.cursor, runStep<T>(this.steps, name, fn, options));
+    return this.ordered(
+      this.cursor,
+      this.redoable(() => runStep<T>(this.steps, name, fn, options)),
+    );
   }
 
   sleep(name: string, ms: number): Promise<void> {
     const delay = durationMs(ms, `ctx.sleep("${name}")`, 'ms');
     return this.ordered(
       this.cursor,
-      this.sleepAt(name, () => this.host.clock() + delay),
+      this.redoable(() => this.sleepAt(name, () => this.host.clock() + delay)),
     );
   }
 
@@ -179,7 +261,7 @@ export class ExecutionRun implements WorkflowContext {
     const at = parseWith(instantSchema, until, `ctx.sleepUntil("${name}")`, 'until');
     return this.ordered(
       this.cursor,
-      this.sleepAt(name, () => at),
+      this.redoable(() => this.sleepAt(name, () => at)),
     );
   }
 
@@ -201,7 +283,10 @@ export class ExecutionRun implements WorkflowContext {
   ): Promise<T | undefined>;
   waitForSignal<T = unknown>(name: string, options?: WaitForSignalOptions<T>): Promise<T>;
   waitForSignal<T = unknown>(name: string, options: WaitForSignalOptions<T> = {}): Promise<T | undefined> {
-    return this.ordered(this.cursor, waitForSignal(this.internals(), name, options));
+    return this.ordered(
+      this.cursor,
+      this.redoable(() => waitForSignal(this.internals(), name, options)),
+    );
   }
 
   child<In, Out, Raw>(
@@ -211,7 +296,13 @@ export class ExecutionRun implements WorkflowContext {
   ): ChildHandle<Out> {
     const position = this.cursor;
     const call = beginChild(this.internals(), workflow, input, options);
-    return childHandleOf(call, this.ordered(position, call.outcome as Promise<Out>), {
+    // A resident resume makes the wait for the child's end again at its position (adr/0068).
+    const outcome = this.redoneAt(
+      position,
+      call.outcome,
+      () => beginChild(this.internals(), workflow, input, options).outcome,
+    );
+    return childHandleOf(call, this.ordered(position, outcome as Promise<Out>), {
       signal: (childId, name, payload, after) =>
         this.ordered(this.cursor, signalCall(this.internals(), childId, name, payload, after)),
       cancel: (childId, reason, after) =>
@@ -258,7 +349,8 @@ export class ExecutionRun implements WorkflowContext {
       return Promise.reject(error);
     }
     this.resolveContinue();
-    return never();
+    // The run ends on the continue; the body waits here until it is dropped.
+    return new Promise<never>(() => {});
   }
 
   historySize(): Promise<HistorySize> {
@@ -283,17 +375,47 @@ export class ExecutionRun implements WorkflowContext {
     return this.deliveries.order(outcome, () => this.state.calls[position]?.settledSeq);
   }
 
+  /**
+   * A call that may block, made by `make`: when a resident resume wakes it (`REDO`), it is
+   * made again at the same position, as a replay would make it (adr/0068).
+   */
+  private redoable<T>(make: () => Promise<T>): Promise<T> {
+    const position = this.cursor;
+    return this.redoneAt(position, make(), make);
+  }
+
+  /** `first`, the call made at `position`; made again there by `make` each time a resident resume rejects it. */
+  private redoneAt<T>(position: number, first: Promise<T>, make: () => Promise<T>): Promise<T> {
+    const again = (error: unknown): Promise<T> => {
+      if (error !== REDO) throw error;
+      this.redoAt = position;
+      let made: Promise<T>;
+      try {
+        made = make();
+      } finally {
+        this.redoAt = undefined;
+      }
+      return made.catch(again);
+    };
+    return first.catch(again);
+  }
+
   /** The run as the signal and child calls see it (they live in their own files). */
   private internals(): RunInternals {
+    const run = this;
     return {
       executionId: this.executionId,
       workflow: this.workflow,
-      writer: this.writer,
+      get writer() {
+        return run.writer;
+      },
       host: this.host,
-      consumedSignals: this.consumedSignals,
+      get consumedSignals() {
+        return run.consumedSignals;
+      },
       state: () => this.state,
       next: (kind, name) => this.next(kind, name),
-      peek: () => this.state.calls[this.cursor],
+      peek: () => this.state.calls[this.redoAt ?? this.cursor],
       block: (wakeAt, timerId, awaiting) => this.block(wakeAt, timerId, awaiting),
       track: (work) => this.track(work),
       fireTimer: (timerId, position) => this.fireTimer(timerId, position),
@@ -385,7 +507,8 @@ export class ExecutionRun implements WorkflowContext {
         `execution "${this.executionId}": ctx.${kind} called in an update handler; handlers make no context calls`,
       );
     assertCallName(kind, name);
-    const position = this.cursor++;
+    const position = this.redoAt ?? this.cursor++;
+    this.redoAt = undefined;
     const record = this.state.calls[position];
     if (record !== undefined && (record.kind !== kind || record.name !== name)) {
       this.fatal = new NonDeterminismError(this.executionId, position, record, { kind, name });
@@ -409,7 +532,10 @@ export class ExecutionRun implements WorkflowContext {
   ): Promise<never> {
     this.waits.push(waitOf(this.executionId, wakeAt, timerId, awaiting));
     this.scheduleSuspendCheck();
-    return never();
+    // Dropped with the run unless it stays resident; then a resume rejects it with REDO.
+    return new Promise<never>((_, reject) => {
+      this.blocked.push(() => reject(REDO));
+    });
   }
 
   /**
@@ -540,8 +666,10 @@ export class ExecutionRun implements WorkflowContext {
   }
 
   private assertUsable(): void {
-    if (this.ended)
+    if (this.ended) {
+      this.strayed = true;
       throw new Error(`execution "${this.executionId}": workflow context used after its run ended`);
+    }
     this.throwIfAborted();
   }
 }

@@ -90,6 +90,7 @@ export {
   recoverAbandoned,
 } from './recover-abandoned.js';
 export type { ResumeOptions, ResumeResult } from './redrive.js';
+export { type CacheOptions, DEFAULT_MAX_RESIDENT } from './resident-bodies.js';
 export type { ResultOptions } from './result-wait.js';
 export type { RetryPolicy } from './retry.js';
 export type { NoRetryReason, StepRetryPolicy } from './retry-controls.js';

@@ -117,7 +117,7 @@ async function resumeNow(
 ): Promise<boolean> {
   // A body in progress here reads the inbox at its wait, or re-checks once it has suspended.
   if (deps.bodyRunning(executionId) || deps.closed()) return false;
-  const current = await deps.loadState(executionId);
+  const current = (await deps.residentState?.(executionId)) ?? (await deps.loadState(executionId));
   if (current === null || current.status !== 'suspended' || !(await ready(current))) return false;
   if (!deps.registry.has(current.workflow, current.version)) {
     // Left suspended for a node that runs this version; reported so it is not lost from view.

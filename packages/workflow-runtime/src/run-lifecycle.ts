@@ -33,6 +33,7 @@ import {
   releaseSuspendedSlot,
   waitsForSlot,
 } from './queues/queued-resume.js';
+import { type Resident, ResidentBodies } from './resident-bodies.js';
 import { lostResumeRace, resumeFence } from './resume-fence.js';
 import { afterFeatureRun, hasFeatureWork } from './resume-on-arrival.js';
 import type { RunFeatures } from './run-internals.js';
@@ -101,6 +102,8 @@ export interface RunLifecycleDeps {
   fanOut: FanOutCallDeps;
   /** True once the runtime's `close()` was called. */
   closed(): boolean;
+  /** Most suspended bodies kept resident (`createRuntime({ cache })`, adr/0068); 0 keeps none. */
+  maxResident: number;
   loadState(executionId: string): Promise<ExecutionState | null>;
   /** Enforces the deadline of a run in progress here on time (deadlines.ts); the stop function. */
   watchDeadline(state: ExecutionState): () => void;
@@ -112,6 +115,8 @@ export class RunLifecycle {
   readonly active = new Map<string, Promise<RunOutcome>>();
   /** Runs whose body is in progress here, by execution (runs of one id may overlap). */
   readonly bodies = new Map<string, Set<ExecutionRun>>();
+  /** Bodies that suspended here, kept to resume in memory (resident-bodies.ts, adr/0068). */
+  readonly resident: ResidentBodies;
   private readonly stores: Stores;
   private readonly registry: WorkflowRegistry;
   private readonly codec: Codec;
@@ -156,6 +161,7 @@ export class RunLifecycle {
     this.closed = deps.closed;
     this.loadState = deps.loadState;
     this.watchDeadline = deps.watchDeadline;
+    this.resident = new ResidentBodies(deps.maxResident, deps.stores.events);
   }
 
   /** `execute` of a parsed request (the maintenance's own takeovers come straight here). */
@@ -295,6 +301,7 @@ export class RunLifecycle {
         ? await resumeFence(this.stores.events, current)
         : await this.stores.events.acquireFence(current.executionId));
     const takeoverSeq = current.sequence + 1; // the run's writer folds into `current` from here on
+    const resident = this.resident.takeFitting(current, fence, definition, resumed);
     const writer = this.writer(current.executionId, current.workflow, fence, takeoverSeq, current);
     writer.record(
       resumed ? 'EXECUTION_RESUMED' : 'EXECUTION_RECOVERED',
@@ -310,7 +317,7 @@ export class RunLifecycle {
       'takeover',
     );
     try {
-      return (await this.launch(definition, writer)).state;
+      return (await this.launch(definition, writer, resident)).state;
     } catch (error) {
       // Another node resumed it first: nothing was written here; report where it stands.
       if (resumed && lostResumeRace(error, takeoverSeq))
@@ -331,11 +338,14 @@ export class RunLifecycle {
     events: readonly TakeoverEvent[],
   ): { outcome: Promise<RunOutcome>; firstAppend: Promise<void> } {
     const definition = this.registry.get(current.workflow, current.version);
+    // Only a plain resume goes on in memory; a cancellation (or anything else) replays.
+    const plain = events.length === 1 && events[0]!.type === 'EXECUTION_RESUMED';
+    const resident = this.resident.takeFitting(current, fence, definition, plain);
     const writer = this.writer(current.executionId, current.workflow, fence, current.sequence + 1, current);
     for (const event of events) writer.record(event.type, event.payload, 'takeover');
     // Durable at once, so nothing that reads the log meanwhile still sees it suspended.
     writer.flush().catch(() => undefined); // the same failure reaches the run's next flush
-    return { outcome: this.launch(definition, writer), firstAppend: writer.firstAppend };
+    return { outcome: this.launch(definition, writer, resident), firstAppend: writer.firstAppend };
   }
 
   private bodyEnded(executionId: string, run: ExecutionRun): void {
@@ -344,19 +354,24 @@ export class RunLifecycle {
     if (runs?.size === 0) this.bodies.delete(executionId);
   }
 
-  /** Run the body in the background; track it so `result()` and `close()` can wait for it. */
-  private launch(definition: AnyWorkflow, writer: LogWriter): Promise<RunOutcome> {
-    const run = new ExecutionRun(
-      {
-        clock: this.clock,
-        scheduleTimers: (timers) => this.scheduleTimers(timers),
-        features: this.runFeatures,
-        destinations: this.destinations,
-        fanOut: this.fanOut,
-      },
-      definition,
-      writer,
-    );
+  /**
+   * Run the body in the background, or go on with a `resident` one (adr/0068); track it so
+   * `result()` and `close()` can wait for it.
+   */
+  private launch(definition: AnyWorkflow, writer: LogWriter, resident?: Resident): Promise<RunOutcome> {
+    const run =
+      resident?.run ??
+      new ExecutionRun(
+        {
+          clock: this.clock,
+          scheduleTimers: (timers) => this.scheduleTimers(timers),
+          features: this.runFeatures,
+          destinations: this.destinations,
+          fanOut: this.fanOut,
+        },
+        definition,
+        writer,
+      );
     const executionId = run.executionId;
     const releaseLease = this.leases?.hold(executionId, writer.fence, writer.firstAppend);
     // Counted while the body runs (not during afterRun): a wake-up skips such a run, which
@@ -364,8 +379,11 @@ export class RunLifecycle {
     const runs = this.bodies.get(executionId) ?? new Set<ExecutionRun>();
     runs.add(run);
     this.bodies.set(executionId, runs);
-    const ran = run.run().then(
+    // A resident body goes on once the work after its suspension is done (it reads its arrays).
+    const running = resident === undefined ? run.run() : resident.afterWork.then(() => run.resume(writer));
+    const ran = running.then(
       async (result) => {
+        if (!this.closed()) this.resident.keepSuspended(run, result, ran);
         // A suspended run of a queue gives its slot back before anything here can resume it
         // (a wake-up timer, a signal's re-check; they wait while the body counts as running).
         if (result.kind === 'suspended') await this.releaseSlot(executionId);

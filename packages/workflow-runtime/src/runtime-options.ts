@@ -9,6 +9,7 @@ import type { MaintenanceOptions } from './maintenance.js';
 import type { RuntimeObserver } from './observers.js';
 import type { QueueDefinition } from './queues/define-queue.js';
 import type { QueueEnqueueOptions } from './queues/queued-enqueue.js';
+import type { CacheOptions } from './resident-bodies.js';
 import type { ScheduleDefinition } from './schedules/define-schedule.js';
 import type { Stores } from './spi.js';
 import type { AnyWorkflow } from './workflow.js';
@@ -99,6 +100,14 @@ export interface RuntimeOptions {
    * shards: ['a', 'b'] })` names them (default: none; see docs/fan-out.md#placement).
    */
   shards?: Readonly<Record<string, Pick<Stores, 'fanOuts'>>>;
+  /**
+   * Keep the bodies of executions that suspended here in memory, up to `maxResident` of them
+   * (least recently suspended dropped first), so a resume here goes on from where the body
+   * waits instead of replaying its log; a log another process wrote meanwhile is replayed as
+   * usual (default: `{ maxResident: 1_000 }`; `{ maxResident: 0 }` turns it off). See
+   * `docs/performance.md#resident-bodies`.
+   */
+  cache?: CacheOptions;
 }
 
 /** Options of `execute` (dispatch and worker runtimes pass them; see `docs/dispatch.md`). */

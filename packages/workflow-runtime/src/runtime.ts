@@ -52,6 +52,7 @@ import { QueueRegistry } from './queues/define-queue.js';
 import { enqueueItem, queueStoreOf, usesQueue } from './queues/queued-enqueue.js';
 import { type QueuedResumeDeps, waitsForSlot } from './queues/queued-resume.js';
 import { type ResumeOptions, type ResumeResult, resumeExecution } from './redrive.js';
+import { maxResidentOf } from './resident-bodies.js';
 import { type ResultOptions, resultOptions, withDeadline } from './result-wait.js';
 import { resumeIfArrived } from './resume-on-arrival.js';
 import { RunLifecycle } from './run-lifecycle.js';
@@ -233,6 +234,7 @@ export class Runtime {
       runFeatures: runFeatures(this.features),
       fanOut: fanOutDepsOf(this.fanOutShards, this.leaseOwner, this.clock),
       closed: () => this.closed,
+      maxResident: maxResidentOf(options.cache),
       loadState: (id) => loadState(this.stores, id, this.codec),
       watchDeadline: (state) => deadlineWatch.watch(state),
     });
@@ -563,7 +565,7 @@ export class Runtime {
   async wake(executionId: string, options: { claimed?: boolean } = {}): Promise<ExecutionState | null> {
     assertExecutionId(executionId, 'wake');
     if (options.claimed !== true) await this.maintenance?.working(executionId);
-    const current = await this.loadState(executionId);
+    const current = (await this.lifecycle.resident.state(executionId)) ?? (await this.loadState(executionId));
     if (current !== null && (await enforceDeadline(this.deadlines(), current, this.clock())))
       return this.loadState(executionId);
     if (current === null || current.status !== 'suspended') return current;
@@ -859,6 +861,7 @@ export class Runtime {
     await this.maintenance?.stop({ waitForRuns: true });
     this.closed = true;
     this.wakeTimers.clear();
+    this.lifecycle.resident.clear();
     while (this.lifecycle.active.size > 0) await Promise.allSettled([...this.lifecycle.active.values()]);
   }
 
@@ -898,6 +901,7 @@ export class Runtime {
       maxPendingSignals,
       onError: this.onError,
       loadState: (id) => loadState(this.stores, id, this.codec),
+      residentState: (id) => this.lifecycle.resident.state(id),
       resumes: new Map(),
       bodyRunning: (id) => this.lifecycle.bodies.has(id),
       closed: () => this.closed,

@@ -33,15 +33,6 @@ export function waitOf(
   };
 }
 
-/**
- * A fresh promise that never settles: once the run is dropped, nothing refers to it, so the
- * suspended body's frame (its ctx, state and values) is garbage. A shared one would keep
- * every suspended body alive through its reaction list.
- */
-export function never(): Promise<never> {
-  return new Promise<never>(() => {});
-}
-
 /** Suspend the run on `waits`: their timers first, then `EXECUTION_SUSPENDED`, durable. */
 export async function suspend(
   host: Pick<RunHost, 'scheduleTimers'>,

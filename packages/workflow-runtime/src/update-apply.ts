@@ -55,6 +55,14 @@ export class UpdateHandlers {
     this.after = undefined;
   }
 
+  /**
+   * A resident run resumes (adr/0068): page the inbox from the oldest again, since an update
+   * sent meanwhile may have an id before the last one read.
+   */
+  resumed(): void {
+    this.after = undefined;
+  }
+
   /** True while a handler runs: a context call then is refused (handlers make none). */
   get inHandler(): boolean {
     return this.applying;
