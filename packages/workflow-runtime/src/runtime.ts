@@ -209,7 +209,7 @@ export class Runtime {
       runFeatures: runFeatures(this.features),
       fanOut: fanOutDepsOf(this.fanOutShards, this.leaseOwner, this.clock),
       closed: () => this.closed,
-      loadState: (id) => loadState(this.stores, id, this.codec),
+      loadState: (id, snapshots) => loadState(this.stores, id, this.codec, { snapshots }),
     });
     if (maintains) this.startMaintenance(maintenance ?? {});
   }
