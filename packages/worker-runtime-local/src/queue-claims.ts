@@ -144,12 +144,10 @@ export class QueueClaims {
     const { runtime, queues, owner } = this.deps;
     const id = item.executionId;
     try {
-      const state = await runtime.execute({
-        executionId: id,
-        workflow: item.workflow,
-        version: item.version,
-        input: runtime.codec.decode(item.input),
-      });
+      // Its seq 0 is there but for an enqueuer that died between the item and seq 0: fold first.
+      const request = { executionId: id, workflow: item.workflow, version: item.version };
+      const input = runtime.codec.decode(item.input);
+      const state = await runtime.execute({ ...request, input }, { existing: true });
       // A run that suspended gave its slot back itself, before anything could resume it
       // (adr/0056); releasing here could give back a slot this node took again meanwhile.
       if (state.status === 'pending' || state.status === 'running')

@@ -421,7 +421,7 @@ export class Supervisor {
 
   /**
    * Claim pending executions up to the free slots and run them. Claims go out together, as
-   * many as there are free slots (each is two round trips: the lease, then the re-read), so a
+   * many as there are free slots (each is one round trip, the lease; the run's fold re-reads), so a
    * burst of enqueued work is taken at the pace of the store, not one execution at a time.
    */
   private async claimPending(report: TickReport): Promise<void> {
@@ -431,14 +431,13 @@ export class Supervisor {
       const batch = queued === undefined ? candidates : candidates.filter((c) => !queued.has(c.executionId));
       candidates = [];
       const claimed = await Promise.all(
-        batch.map(({ executionId: id }) =>
-          this.attempt(id, 'claim', report, () => this.claim(id, 'pending')),
-        ),
+        batch.map(({ executionId: id }) => this.attempt(id, 'claim', report, () => this.claimLease(id))),
       );
       batch.forEach(({ executionId: id, workflow }, i) => {
         if (claimed[i] !== true) return;
+        // The run's fold is the re-read right before acting: still pending, or it writes nothing.
         this.launch(id, 'run of a claimed pending execution', () =>
-          this.runtime.execute({ executionId: id, workflow }),
+          this.runtime.execute({ executionId: id, workflow }, { expect: { status: 'pending' } }),
         );
         report.claimed.push(id);
       });
@@ -508,11 +507,17 @@ export class Supervisor {
    */
   private async claim(id: string, status: 'pending' | 'running', sequence?: number): Promise<boolean> {
     const key = executionLeaseKey(id);
-    if ((await this.stores.leases.claim(key, this.owner, this.ttlMs, this.clock())) === null) return false;
+    if (!(await this.claimLease(id))) return false;
     const fresh = await this.stores.events.getExecution(id);
     if (fresh?.status === status && (sequence === undefined || fresh.sequence === sequence)) return true;
     await this.stores.leases.release(key, this.owner);
     return false;
+  }
+
+  /** Take the execution's lease for this node; false when another node holds it. */
+  private async claimLease(id: string): Promise<boolean> {
+    const key = executionLeaseKey(id);
+    return (await this.stores.leases.claim(key, this.owner, this.ttlMs, this.clock())) !== null;
   }
 
   /** Per-execution work of the tick itself: a throw is collected, never fails the tick. */

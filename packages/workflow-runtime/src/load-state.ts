@@ -38,7 +38,8 @@ export async function readHistory(
 
 /**
  * The folded state of an execution: the newest snapshot, then only the events after it.
- * Null when the execution does not exist.
+ * Null when the execution does not exist. `snapshots: false` folds every event instead, without
+ * reading a snapshot: always the same state (L5), one read fewer where no snapshot can exist.
  * @param codec revives recorded errors (default: Skein's and built-in classes only); a
  *   runtime passes its own, which also revives the classes its workflows register.
  */
@@ -46,8 +47,9 @@ export async function loadState(
   stores: Pick<Stores, 'events' | 'snapshots'>,
   executionId: string,
   codec: Codec = defaultCodec,
+  { snapshots = true }: { snapshots?: boolean } = {},
 ): Promise<ExecutionState | null> {
-  const snapshot = await stores.snapshots.latest(executionId);
+  const snapshot = snapshots ? await stores.snapshots.latest(executionId) : null;
   const base = snapshot === null ? null : withHoles(codec.decode<ExecutionState>(snapshot.state));
   const events = await stores.events.read(executionId, snapshot === null ? 0 : snapshot.seq + 1);
   return fold(

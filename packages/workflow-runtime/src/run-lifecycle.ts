@@ -9,7 +9,12 @@ import type { Codec } from './codec.js';
 import { adoptInbox } from './continuation-chain.js';
 import { wakeAtWithDeadline } from './deadlines.js';
 import type { DestinationShares } from './destination-shares.js';
-import { ExecutionAlreadyExistsError, StartFencedOutError, UnknownWorkflowError } from './errors.js';
+import {
+  ExecutionAlreadyExistsError,
+  ExecutionNotFoundError,
+  StartFencedOutError,
+  UnknownWorkflowError,
+} from './errors.js';
 import {
   type CarriedSignal,
   type ContinuedFrom,
@@ -104,7 +109,8 @@ export interface RunLifecycleDeps {
   closed(): boolean;
   /** Most suspended bodies kept resident (`createRuntime({ cache })`, adr/0068); 0 keeps none. */
   maxResident: number;
-  loadState(executionId: string): Promise<ExecutionState | null>;
+  /** The folded state; `snapshots: false` folds from seq 0 without reading a snapshot. */
+  loadState(executionId: string, snapshots?: boolean): Promise<ExecutionState | null>;
   /** Enforces the deadline of a run in progress here on time (deadlines.ts); the stop function. */
   watchDeadline(state: ExecutionState): () => void;
 }
@@ -136,7 +142,7 @@ export class RunLifecycle {
   private readonly runFeatures: RunFeatures;
   private readonly fanOut: FanOutCallDeps;
   private readonly closed: () => boolean;
-  private readonly loadState: (executionId: string) => Promise<ExecutionState | null>;
+  private readonly loadState: (executionId: string, snapshots?: boolean) => Promise<ExecutionState | null>;
   private readonly watchDeadline: (state: ExecutionState) => () => void;
 
   constructor(deps: RunLifecycleDeps) {
@@ -167,8 +173,9 @@ export class RunLifecycle {
   /** `execute` of a parsed request (the maintenance's own takeovers come straight here). */
   async execute(parsed: ExecuteRequest, options: ExecuteOptions): Promise<ExecutionState> {
     // The common call passes no options: skip their parse on the hot path.
-    const { fence, startOnly } =
-      options.fence === undefined && options.startOnly === undefined
+    const plain = options.fence === undefined && options.startOnly === undefined;
+    const { fence, startOnly, expect, existing } =
+      plain && options.expect === undefined && options.existing === undefined
         ? options
         : parseWith(executeOptionsSchema, options, 'execute options', 'options');
     // Without a fence, and with an input the workflow accepts, the caller usually starts a new
@@ -176,8 +183,16 @@ export class RunLifecycle {
     // fewer). Without an input (a supervisor's claim, a recovery) it continues one: fold it
     // at once (a missing one folds to null). Otherwise (a dispatcher's attempt) it may start
     // one: one indexed read first, and only existing ones are folded.
-    let current: ExecutionState | null = null;
-    if (fence === undefined && this.startsNew(parsed)) {
+    // A claim (`expect`, `existing`) folds first. A queue's item may be claimed between its write
+    // and seq 0's: missing, it starts below as a new one. A pending one never ran, so it has no
+    // snapshot to read (folding without one is always right, L5).
+    const foldsFirst = existing === true || expect !== undefined;
+    let current: ExecutionState | null = foldsFirst
+      ? await this.loadState(parsed.executionId, expect?.status !== 'pending')
+      : null;
+    if (foldsFirst && (current !== null || expect !== undefined)) {
+      // folded: go on below
+    } else if (fence === undefined && this.startsNew(parsed)) {
       const definition = this.registry.get(parsed.workflow, parsed.version);
       const begun = await this.bootstrapWithRetry(definition, parsed.executionId, parsed.input, {
         run: true,
@@ -191,6 +206,7 @@ export class RunLifecycle {
       const exists = (await this.stores.events.getExecution(parsed.executionId)) !== null;
       current = exists ? await this.loadState(parsed.executionId) : null;
     }
+    if (current === null && expect !== undefined) throw new ExecutionNotFoundError(parsed.executionId);
     if (current === null) {
       const definition = this.registry.get(parsed.workflow, parsed.version);
       const begun = await this.bootstrapWithRetry(definition, parsed.executionId, parsed.input, {
@@ -204,6 +220,7 @@ export class RunLifecycle {
     if (current.workflow !== parsed.workflow || startOnly === true) {
       throw new ExecutionAlreadyExistsError(parsed.executionId, current.workflow);
     }
+    if (!meets(current, expect)) return current;
     return this.continueExecution(current, fence);
   }
 
@@ -501,4 +518,12 @@ export class RunLifecycle {
       createdAt: now,
     };
   }
+}
+
+/** Whether `state` is still what the caller claimed it in (`ExecuteOptions.expect`). */
+function meets(state: ExecutionState, expect: ExecuteOptions['expect']): boolean {
+  if (expect === undefined) return true;
+  return (
+    state.status === expect.status && (expect.sequence === undefined || state.sequence === expect.sequence)
+  );
 }

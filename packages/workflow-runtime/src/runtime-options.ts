@@ -123,6 +123,19 @@ export interface ExecuteOptions {
    * over: the retry of a start that was fenced out, whose winner now owns it (default: false).
    */
   startOnly?: boolean;
+  /**
+   * What the caller claimed the execution in (a supervisor's claim of a pending one): act only
+   * when the folded execution is still in this status, and at this sequence when given;
+   * otherwise resolve with its state and write nothing. The fold is the re-read right before
+   * acting, so the claim costs no read of its own (default: any status).
+   */
+  expect?: { status: 'pending' | 'running'; sequence?: number };
+  /**
+   * The caller expects the execution to exist (a queue's claim of its item, which carries the
+   * input): fold it first, and write seq 0 from `input` only when it is missing, instead of
+   * trying seq 0 first (default: false).
+   */
+  existing?: boolean;
 }
 
 /** What `execute` runs: which execution, of which workflow, with which input. */
@@ -168,4 +181,9 @@ export const startOptionsSchema = z.object({
 export const executeOptionsSchema = z.object({
   fence: z.number().int().nonnegative().optional(),
   startOnly: z.boolean().optional(),
+  expect: z
+    .object({ status: z.enum(['pending', 'running']), sequence: z.number().int().nonnegative().optional() })
+    .strict()
+    .optional(),
+  existing: z.boolean().optional(),
 });

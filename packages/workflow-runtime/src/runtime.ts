@@ -235,7 +235,7 @@ export class Runtime {
       fanOut: fanOutDepsOf(this.fanOutShards, this.leaseOwner, this.clock),
       closed: () => this.closed,
       maxResident: maxResidentOf(options.cache),
-      loadState: (id) => loadState(this.stores, id, this.codec),
+      loadState: (id, snapshots) => loadState(this.stores, id, this.codec, { snapshots }),
       watchDeadline: (state) => deadlineWatch.watch(state),
     });
     if (maintains) this.startMaintenance(maintenance ?? {});
