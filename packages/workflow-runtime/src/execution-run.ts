@@ -31,6 +31,7 @@ import { publishEvent, streamOf, writeStream } from './publish-calls.js';
 import type { Awaiting, RunFeatures, RunInternals } from './run-internals.js';
 import { waitForSignal } from './signal-wait.js';
 import type { Timer } from './spi.js';
+import type { StepAbort } from './step-abort.js';
 import { recordFailure, runStep, type StepRun } from './step-attempt.js';
 import { never, suspend, type Wait, waitOf } from './suspension.js';
 import type { TaskDefinition } from './task.js';
@@ -82,8 +83,8 @@ export class ExecutionRun implements WorkflowContext {
   readonly consumedSignals: string[] = [];
   /** Hands outcomes to the body in log order (adr/0031). */
   private readonly deliveries: Deliveries;
-  /** The abort controllers of the step functions running now (their `StepInfo.signal`). */
-  private readonly running = new Set<AbortController>();
+  /** The aborts of the step functions running now (their `StepInfo.signal`). */
+  private readonly running = new Set<StepAbort>();
   /** The run as its step calls see it (step-attempt.ts). */
   private readonly steps: StepRun;
   /** The body's update handlers (update-apply.ts, adr/0049). */

@@ -53,6 +53,8 @@ export interface BootstrapOptions {
   fence?: number;
   /** The parent of a child execution. */
   parentId?: string;
+  /** The input is the schema's output already (parsed once by the caller; default: false). */
+  inputParsed?: boolean;
 }
 
 /** What the run lifecycle needs from its runtime. */
@@ -153,10 +155,12 @@ export class RunLifecycle {
     // at once (a missing one folds to null). Otherwise (a dispatcher's attempt) it may start
     // one: one indexed read first, and only existing ones are folded.
     let current: ExecutionState | null = null;
-    if (fence === undefined && this.startsNew(parsed)) {
+    const accepted = fence === undefined ? this.acceptedInput(parsed) : undefined;
+    if (accepted !== undefined) {
       const definition = this.registry.get(parsed.workflow, parsed.version);
-      const begun = await this.bootstrapWithRetry(definition, parsed.executionId, parsed.input, {
+      const begun = await this.bootstrapWithRetry(definition, parsed.executionId, accepted.data, {
         run: true,
+        inputParsed: true,
       });
       if (begun !== 'exists') return (await begun.outcome).state;
       current = await this.loadState(parsed.executionId);
@@ -183,10 +187,11 @@ export class RunLifecycle {
     return this.continueExecution(current, fence);
   }
 
-  /** Whether `request` names a registered workflow and carries an input it accepts. */
-  private startsNew(request: ExecuteRequest): boolean {
-    if (!this.registry.has(request.workflow, request.version)) return false;
-    return this.registry.get(request.workflow, request.version).input.safeParse(request.input).success;
+  /** The parsed input when `request` names a registered workflow and carries an input it accepts. */
+  private acceptedInput(request: ExecuteRequest): { data: unknown } | undefined {
+    if (!this.registry.has(request.workflow, request.version)) return undefined;
+    const result = this.registry.get(request.workflow, request.version).input.safeParse(request.input);
+    return result.success ? result : undefined;
   }
 
   /**
@@ -224,9 +229,12 @@ export class RunLifecycle {
     definition: AnyWorkflow,
     executionId: string,
     rawInput: unknown,
-    { run, fence, parentId }: BootstrapOptions & { fence: number },
+    { run, fence, parentId, inputParsed }: BootstrapOptions & { fence: number },
   ): Promise<Bootstrapped> {
-    const input = parseWith(definition.input, rawInput, `input of workflow "${definition.name}"`, 'input');
+    const input =
+      inputParsed === true
+        ? rawInput
+        : parseWith(definition.input, rawInput, `input of workflow "${definition.name}"`, 'input');
     if (this.tenant === undefined && crossesTenant(executionId, parentId))
       await assertUnscopedMayCreate(this.stores.events, executionId, parentId);
     const started: StartedPayload = { workflow: definition.name, version: definition.version, input };
