@@ -82,7 +82,7 @@ if (picked(['build'])) {
 if (picked(['sqlite-core', 'sqlite', 'core'])) {
   report(`sqlite-core${suffix}`, await sqliteCore(smoke ? smokeSizes : fullSizes), { smoke, mode });
 }
-if (picked(['step-cost', 'sqlite'])) {
+if (picked(['step-cost', 'sqlite', 'sqlite-core'])) {
   report(`step-cost${suffix}`, await stepCost(smoke ? stepCostSmokeSizes : stepCostFullSizes), {
     smoke,
     mode,

@@ -24,6 +24,7 @@ import { WAL_WARM_COMMITS } from '../engines/raw-sqlite.js';
 import { stepsWorkflow } from '../engines/skein.js';
 import { median, nowMs } from '../measure.js';
 import type { Row } from '../report.js';
+import { breakdownRows, runtimeParts } from './step-breakdown.js';
 
 type Durability = 'full' | 'normal';
 type Loop = (i: number) => unknown;
@@ -169,6 +170,9 @@ async function ladder(durability: Durability, count: number, dir: string): Promi
         });
       }
     }
+    const r = rungs.map((rung) => rung.cpu);
+    const parts = runtimeParts(count * 10);
+    rows.push(...breakdownRows(durability, { raw: r[0]!, hand: r[1]!, store: r[2]!, runtime: r[3]! }, parts));
     return rows;
   } finally {
     raw.close();

@@ -19,7 +19,7 @@ import {
   statusAfter,
 } from '@skein/workflow-runtime/spi';
 import type Database from 'better-sqlite3';
-import { type HeadRow, insertEvent, selectHead, upsertHead } from './event-queries.js';
+import { type HeadRow, insertEvent, selectHead, updateStatus, upsertHead } from './event-queries.js';
 import { HeadCache } from './head-cache.js';
 import { insertOutboxMessage } from './outbox-queries.js';
 import { isTakenMessageId } from './sqlite-outbox-store.js';
@@ -30,6 +30,7 @@ export interface AppendStatements {
   selectHead: Database.Statement<[string], HeadRow>;
   insertEvent: ReturnType<typeof insertEvent>;
   upsertHead: ReturnType<typeof upsertHead>;
+  updateStatus: ReturnType<typeof updateStatus>;
   insertOutbox: ReturnType<typeof insertOutboxMessage>;
   outboxTaken: Database.Statement<[string], unknown>;
   begin: Database.Statement<[]>;
@@ -48,6 +49,7 @@ export function prepareAppendStatements(db: Database.Database): AppendStatements
     selectHead: selectHead(db),
     insertEvent: insertEvent(db),
     upsertHead: upsertHead(db),
+    updateStatus: updateStatus(db),
     insertOutbox: insertOutboxMessage(db),
     outboxTaken: db.prepare('SELECT 1 FROM skein_outbox_events WHERE message_id = ?'),
     begin: db.prepare('BEGIN IMMEDIATE'),
@@ -182,8 +184,10 @@ function applyOne(
   }
   const lastSeq = seq - 1;
   // The log holds the last seq; the head row changes only with the status (or at seq 0).
-  if (request.expectedSeq === 0 || status !== head.status) {
+  if (request.expectedSeq === 0) {
     sql.upsertHead.run(request.executionId, request.workflow, status as ExecutionStatus);
+  } else if (status !== head.status) {
+    sql.updateStatus.run(status as ExecutionStatus, request.executionId);
   }
   if (savepoint) sql.releaseSavepoint.run();
   head.lastSeq = lastSeq;

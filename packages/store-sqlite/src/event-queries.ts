@@ -46,6 +46,14 @@ export function upsertHead(db: Db): Database.Statement<[string, string, string]>
   );
 }
 
+/**
+ * Set the status of an execution whose seq 0 exists: id, status. It names only the status, so
+ * SQLite rewrites only the indexes that hold it (the workflow index stays untouched).
+ */
+export function updateStatus(db: Db): Database.Statement<[string, string]> {
+  return db.prepare('UPDATE skein_executions SET status = ? WHERE execution_id = ?');
+}
+
 /** Take the next fence in one statement; works before seq 0 exists. */
 export function nextFence(db: Db): Database.Statement<[string], number> {
   return db

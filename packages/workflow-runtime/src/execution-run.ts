@@ -38,6 +38,7 @@ import type { Awaiting, RunFeatures, RunInternals } from './run-internals.js';
 import { cancelChildCall, type SentSignal, signalCall } from './signal-call.js';
 import { waitForSignal } from './signal-wait.js';
 import type { Timer } from './spi.js';
+import type { StepAbort } from './step-abort.js';
 import { recordFailure, runStep, type StepRun } from './step-attempt.js';
 import { suspend, type Wait, waitOf } from './suspension.js';
 import type { TaskDefinition } from './task.js';
@@ -108,8 +109,8 @@ export class ExecutionRun implements WorkflowContext {
   consumedSignals: string[] = [];
   /** Hands outcomes to the body in log order (adr/0031). */
   private readonly deliveries: Deliveries;
-  /** The abort controllers of the step functions running now (their `StepInfo.signal`). */
-  private readonly running = new Set<AbortController>();
+  /** The aborts of the step functions running now (their `StepInfo.signal`). */
+  private readonly running = new Set<StepAbort>();
   /** The run as its step calls see it (step-attempt.ts). */
   private readonly steps: StepRun;
   /** The body's update handlers (update-apply.ts, adr/0049). */

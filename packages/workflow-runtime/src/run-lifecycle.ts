@@ -73,6 +73,8 @@ export interface BootstrapOptions {
   deadline?: DeadlineRecord;
   /** Signals seq 0 carries (`signalWithStart`). */
   signals?: CarriedSignal[];
+  /** The input is the schema's output already (parsed once by the caller; default: false). */
+  inputParsed?: boolean;
 }
 
 /** What the run lifecycle needs from its runtime. */
@@ -190,12 +192,15 @@ export class RunLifecycle {
     let current: ExecutionState | null = foldsFirst
       ? await this.loadState(parsed.executionId, expect?.status !== 'pending')
       : null;
-    if (foldsFirst && (current !== null || expect !== undefined)) {
+    const folded = foldsFirst && (current !== null || expect !== undefined);
+    const accepted = !folded && fence === undefined ? this.acceptedInput(parsed) : undefined;
+    if (folded) {
       // folded: go on below
-    } else if (fence === undefined && this.startsNew(parsed)) {
+    } else if (accepted !== undefined) {
       const definition = this.registry.get(parsed.workflow, parsed.version);
-      const begun = await this.bootstrapWithRetry(definition, parsed.executionId, parsed.input, {
+      const begun = await this.bootstrapWithRetry(definition, parsed.executionId, accepted.data, {
         run: true,
+        inputParsed: true,
       });
       if (begun !== 'exists') return (await begun.outcome).state;
       current = await this.loadState(parsed.executionId);
@@ -224,10 +229,11 @@ export class RunLifecycle {
     return this.continueExecution(current, fence);
   }
 
-  /** Whether `request` names a registered workflow and carries an input it accepts. */
-  private startsNew(request: ExecuteRequest): boolean {
-    if (!this.registry.has(request.workflow, request.version)) return false;
-    return this.registry.get(request.workflow, request.version).input.safeParse(request.input).success;
+  /** The parsed input when `request` names a registered workflow and carries an input it accepts. */
+  private acceptedInput(request: ExecuteRequest): { data: unknown } | undefined {
+    if (!this.registry.has(request.workflow, request.version)) return undefined;
+    const result = this.registry.get(request.workflow, request.version).input.safeParse(request.input);
+    return result.success ? result : undefined;
   }
 
   /**
@@ -265,9 +271,20 @@ export class RunLifecycle {
     definition: AnyWorkflow,
     executionId: string,
     rawInput: unknown,
-    { run, fence, parentId, continuedFrom, deadline, signals }: BootstrapOptions & { fence: number },
+    {
+      run,
+      fence,
+      parentId,
+      continuedFrom,
+      deadline,
+      signals,
+      inputParsed,
+    }: BootstrapOptions & { fence: number },
   ): Promise<Bootstrapped> {
-    const input = parseWith(definition.input, rawInput, `input of workflow "${definition.name}"`, 'input');
+    const input =
+      inputParsed === true
+        ? rawInput
+        : parseWith(definition.input, rawInput, `input of workflow "${definition.name}"`, 'input');
     if (this.tenant === undefined && crossesTenant(executionId, parentId))
       await assertUnscopedMayCreate(this.stores.events, executionId, parentId);
     const started: StartedPayload = { workflow: definition.name, version: definition.version, input };

@@ -23,6 +23,7 @@ import type { LogWriter } from './log-writer.js';
 import { recordableError, shrunkError } from './recordable-error.js';
 import { checkedRetryPolicy, resolveRetryPolicy } from './retry.js';
 import { checkedRetryControls, decideRetry, type StepRetryPolicy } from './retry-controls.js';
+import { StepAbort } from './step-abort.js';
 import { parseWith } from './workflow.js';
 
 /** The run as a step call sees it. */
@@ -30,8 +31,8 @@ export interface StepRun {
   readonly executionId: string;
   readonly writer: LogWriter;
   clock(): number;
-  /** The abort controllers of the step functions running now (their `StepInfo.signal`). */
-  readonly running: Set<AbortController>;
+  /** The aborts of the step functions running now (their `StepInfo.signal`). */
+  readonly running: Set<StepAbort>;
   /** The runtime's destination shares (a step that declared a destination holds one while it runs). */
   readonly destinations: DestinationShares | undefined;
   /** Take the next position (throws NonDeterminismError, or CancelledError when cancelled). */
@@ -117,8 +118,15 @@ async function invoke<T>(
   rerun: boolean,
 ): Promise<T> {
   const { timeoutMs, destination } = options;
-  const controller = new AbortController();
-  const info: StepInfo = { attempt, rerun, signal: controller.signal, executionId: run.executionId };
+  const controller = new StepAbort();
+  const info: StepInfo = {
+    attempt,
+    rerun,
+    get signal() {
+      return controller.signal;
+    },
+    executionId: run.executionId,
+  };
   // Its share while this attempt runs (adr/0057): joined here, given back when it ends.
   const holder =
     destination === undefined ? undefined : (run.destinations ?? new DestinationShares()).join(destination);
@@ -223,8 +231,13 @@ export function recordFailure(
   }
 }
 
+const NO_OPTIONS: StepOptions = Object.freeze({});
+
 /** A step's options checked at the call: durations whole ms (adr/0032), a valid retry policy, a destination name. */
 function stepOptions(name: string, options: StepOptions): StepOptions {
+  // The common call passes none: nothing to check, no message to build, no copy to make.
+  if (options.timeoutMs === undefined && options.retry === undefined && options.destination === undefined)
+    return NO_OPTIONS;
   const where = `ctx.step("${name}") options`;
   const timeoutMs = optionalPositiveMs(options.timeoutMs, where, 'timeoutMs');
   const retry =
