@@ -4,7 +4,9 @@
  * dispatch once the source ends, all under the creation lease (renewed as it goes). A
  * creator that dies leaves the lease to expire; whoever calls `createFanOut` with the same
  * plan next claims it and goes on from the cursor (a chunk seeded but not yet counted is found
- * as `exists`). Memory is one chunk's items, whatever the size of the source.
+ * as `exists`). Chunks are seeded in batches (`seedBatchItems`, default 2 000 items), one
+ * transaction per shard store, the home store's moving the cursor with its seeds; memory is one
+ * batch's items, whatever the size of the source.
  */
 import { encode as defaultEncode } from './codec.js';
 import { FanOutPlanMismatchError, InvalidInputError } from './errors.js';
@@ -64,6 +66,11 @@ export const DEFAULT_SEED_BATCH_ITEMS = 2_000;
 export async function createFanOut(options: CreateFanOutOptions): Promise<FanOutRecord> {
   const clock = options.clock ?? Date.now;
   const leaseMs = options.leaseMs ?? 30_000;
+  const batch = options.seedBatchItems;
+  if (batch !== undefined && !(Number.isSafeInteger(batch) && batch >= 1))
+    throw new InvalidInputError('createFanOut options', [
+      { path: 'seedBatchItems', message: `must be an integer >= 1, got ${String(batch)}` },
+    ]);
   const { home, plan } = options;
   for (;;) {
     const created = await home.create(plan, { owner: options.owner, now: clock(), ttlMs: leaseMs });
