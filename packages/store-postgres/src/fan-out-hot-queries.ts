@@ -140,9 +140,12 @@ FROM c`,
 
 /**
  * `decideResults` as one statement: when the chunk's lease is held and live, and EVERY result
- * names its item's current running attempt (id, number, worker) with a live attempt lease
- * (checked on the rows locked, in index order), write them all; otherwise write none. Returns
- * the items' new statuses (no row: refused).
+ * names its item's current running attempt (id, number, worker) with a live attempt lease,
+ * write them all; otherwise write none. Returns the items' new statuses (no row: refused).
+ * The chunk row is locked `FOR SHARE` first: every other call that changes the chunk's items
+ * (claim, renewal, release, recovery) holds that row exclusively while it does, so none of them
+ * runs meanwhile, and one that committed before changed the chunk row in a way that fails
+ * `held` (PostgreSQL re-checks it on the newest version). Items are locked only by the update.
  */
 export function recordResultsQuery(ref: ChunkClaimRef, results: readonly ItemResult[], now: number): Query {
   return {
@@ -156,13 +159,12 @@ held AS (
   SELECT max_attempts FROM skein_fan_out_chunks
   WHERE fan_out_id = $1 AND shard = $2 AND chunk_id = $3 AND status = 'leased' AND lease_token = $4
     AND worker_id = $5 AND lease_expires_at > $13
+  FOR SHARE
 ),
 guard AS (
   SELECT t.item_index FROM skein_fan_out_items t JOIN u ON u.item_index = t.item_index
   WHERE t.fan_out_id = $1 AND t.shard = $2 AND t.chunk_id = $3 AND t.status = 'running'
     AND t.attempt_id = u.attempt_id AND t.attempt = u.attempt AND t.worker_id = $5 AND t.attempt_expires_at > $13
-  ORDER BY t.item_index
-  FOR UPDATE OF t
 ),
 ok AS (SELECT h.max_attempts FROM held h WHERE (SELECT count(*) FROM guard) = $14),
 r AS (
@@ -178,7 +180,8 @@ UPDATE skein_fan_out_items t SET
   retry_at = CASE WHEN r.status = 'succeeded' THEN t.retry_at WHEN r.retry THEN r.retry_at ELSE NULL END,
   finished_at = CASE WHEN r.retry THEN t.finished_at ELSE $13 END
 FROM r
-WHERE t.fan_out_id = $1 AND t.item_index = r.item_index
+WHERE t.fan_out_id = $1 AND t.item_index = r.item_index AND t.status = 'running' AND t.attempt_id = r.attempt_id
+  AND t.attempt = r.attempt AND t.worker_id = $5
 RETURNING t.status`,
     values: [
       ref.fanOutId,
