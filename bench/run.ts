@@ -5,7 +5,7 @@
  * prove the bench works. `--only a,b` runs the suites (and, in `peers` and `counts`, the
  * engines) tagged with any of the names, e.g. `--only sqlite`, `--only postgres`,
  * `--only peers`, `--only memory`, `--only sandbox`, `--only build`, `--only queues`, `--only outbox`,
- * `--only fanout`, `--only streams`, `--only continue`
+ * `--only fanout`, `--only fanout-statements`, `--only streams`, `--only continue`
  * (RabbitMQ at SKEIN_AMQP_URL; skipped loudly without it, a failure under CI=true).
  * PostgreSQL is at SKEIN_PG_URL (default: the local server); without it the PostgreSQL parts
  * are skipped loudly, except under CI=true, where that is a failure.
@@ -23,6 +23,7 @@ import { buildFullSizes, buildSmokeSizes, buildVsSrc } from './scenarios/build-v
 import { continueAsNew } from './scenarios/continue-as-new.js';
 import { executorFullSizes, executorSmokeSizes, executors } from './scenarios/executors.js';
 import { fanOut, fanOutFullSizes, fanOutSmokeSizes } from './scenarios/fan-out.js';
+import { fanOutStatements } from './scenarios/fan-out-statements.js';
 import { loadStateCost } from './scenarios/load-state-cost.js';
 import { memory } from './scenarios/memory.js';
 import { AMQP_URL, amqpUnreachable, outbox, outboxFullSizes, outboxSmokeSizes } from './scenarios/outbox.js';
@@ -175,6 +176,10 @@ if (picked(['streams'])) {
 if (picked(['sandbox'])) {
   report(`sandbox${suffix}`, await sandbox(smoke ? sandboxSmokeSizes : sandboxFullSizes), { smoke });
 }
+if (picked(['fanout-statements']) && only.length > 0 && !only.includes('fanout')) {
+  if (pgUp) report(`fanout-statements${suffix}`, await fanOutStatements(smoke ? 1_000 : 10_000), { smoke });
+  else skipped('fan-out statement counts');
+}
 if (picked(['fanout'])) {
   const broker = await amqpUnreachable();
   if (broker !== undefined && process.env.CI === 'true')
@@ -182,8 +187,9 @@ if (picked(['fanout'])) {
   if (broker !== undefined)
     console.warn(`\n!!! bench: RabbitMQ is NOT reachable (${broker}): fan-out on PostgreSQL SKIPPED !!!\n`);
   if (!pgUp) skipped('fan-out on PostgreSQL');
-  const rows = await fanOut(smoke ? fanOutSmokeSizes : fanOutFullSizes, pgUp, broker === undefined);
-  report(`fanout${suffix}`, rows, { smoke });
+  const rows = pgUp ? await fanOutStatements(smoke ? 1_000 : 10_000) : [];
+  rows.push(...(await fanOut(smoke ? fanOutSmokeSizes : fanOutFullSizes, pgUp, broker === undefined)));
+  report(`fanout${suffix}`, rows, { smoke, load: loadavg() });
 }
 if (picked(['outbox', 'rabbitmq'])) {
   const broker = await amqpUnreachable();

@@ -29,7 +29,7 @@ const worker = new FanOutWorker({
   shards: { main: stores.fanOuts },
   transport,
   tasks: [trivial],
-  maxInFlightChunks: 4,
+  maxInFlightChunks: 8,
   parallelism: 16,
   batchSize: 100,
   onError: () => {},

@@ -2,8 +2,9 @@
  * Fan-out throughput (issue #18): items/s end to end (creation, dispatch, every chunk worked,
  * settled) for a trivial task, chunk size 100, with 1, 2 and 4 worker processes, on SQLite with
  * a StoreTransport and on PostgreSQL with RabbitMQ; against the same work as one execution
- * per item in Skein (SQLite, in one process) in the same run; and the RSS of the process that
- * creates a fan-out, for a small and a large plan.
+ * per item in Skein (SQLite, and PostgreSQL) and one workflow per item in DBOS, in the same run,
+ * in interleaved rounds (medians); and the RSS of the process that creates a fan-out, for a
+ * small and a large plan.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -20,7 +21,11 @@ import { createFanOut, fanOutSettled } from '@skein/workflow-runtime/internal';
 import { chunkReadyTopic, type FanOutPlan } from '@skein/workflow-runtime/spi';
 import pg from 'pg';
 import { Connection } from 'rabbitmq-client';
-import { nowMs, throughput } from '../measure.js';
+import { dbos } from '../engines/dbos.js';
+import type { EngineSpec } from '../engines/engine.js';
+import { withEngine, withTarget } from '../engines/lifecycle.js';
+import { skeinPostgres } from '../engines/skein-postgres.js';
+import { median, nowMs, throughput } from '../measure.js';
 import type { Row } from '../report.js';
 import { perItem, trivial } from './fan-out-task.js';
 import { PG_URL } from './postgres-core.js';
@@ -33,19 +38,27 @@ export interface FanOutSizes {
   items: number;
   workers: readonly number[];
   perItem: number;
+  /** DBOS's one-workflow-per-item run is slower (its result polling): fewer items. */
+  perItemDbos: number;
   memoryItems: readonly number[];
+  /** Interleaved rounds of every throughput row; each row is the median. */
+  rounds: number;
 }
 export const fanOutFullSizes: FanOutSizes = {
   items: 100_000,
   workers: [1, 2, 4],
   perItem: 2_000,
+  perItemDbos: 500,
   memoryItems: [10_000, 1_000_000],
+  rounds: 3,
 };
 export const fanOutSmokeSizes: FanOutSizes = {
   items: 2_000,
   workers: [1, 2],
   perItem: 100,
+  perItemDbos: 50,
   memoryItems: [1_000, 5_000],
+  rounds: 1,
 };
 
 const planOf = (fanOutId: string): FanOutPlan => ({
@@ -211,34 +224,97 @@ async function creatorRss(total: number): Promise<number> {
   }
 }
 
-export async function fanOut(sizes: FanOutSizes, pgUp: boolean, amqpUp: boolean): Promise<Row[]> {
-  const rows: Row[] = [];
-  const baseline = await perItemSqlite(sizes.perItem);
-  rows.push({
-    metric: `one execution per item, SQLite, 1 process (${sizes.perItem} items)`,
-    value: baseline,
-    unit: 'items/s',
+/** One execution (one step) per item through a peer-benchmark engine, `concurrency` at a time: items/s. */
+async function perItemEngine(spec: EngineSpec, count: number): Promise<number> {
+  return withTarget(spec, (target) =>
+    withEngine(spec, target, async (engine) => {
+      const run = await engine.prepare(1);
+      return throughput(count, 64, run);
+    }),
+  );
+}
+
+type Measure = {
+  metric: string;
+  run: () => Promise<number>;
+  row: (median: number, all: Map<string, number>) => Row;
+};
+
+const plural = (workers: number) => `${workers} worker process${workers > 1 ? 'es' : ''}`;
+const PER_ITEM_SQLITE = 'one execution per item, Skein SQLite, 1 process';
+const PER_ITEM_PG = 'one execution per item, Skein PostgreSQL, 1 process';
+const PER_ITEM_DBOS = 'one workflow per item, DBOS PostgreSQL, 1 process';
+
+/** What the scenario measures, in the order of one round. */
+function measures(sizes: FanOutSizes, postgres: boolean): Measure[] {
+  const list: Measure[] = [];
+  const baselineRow = (metric: string) => (value: number) => ({ metric, value, unit: 'items/s' });
+  list.push({
+    metric: PER_ITEM_SQLITE,
+    run: () => perItemSqlite(sizes.perItem),
+    row: baselineRow(`${PER_ITEM_SQLITE} (${sizes.perItem} items, 64 at a time)`),
   });
-  for (const workers of sizes.workers) {
-    const rate = await onSqlite(sizes.items, workers);
-    rows.push({
-      metric: `fan-out SQLite + StoreTransport, ${workers} worker process${workers > 1 ? 'es' : ''} (${sizes.items} items, chunk 100)`,
-      value: rate,
-      unit: 'items/s',
-      baseline: { name: 'one execution per item', value: baseline },
-      target: '>= 50x baseline',
-      met: rate >= 50 * baseline,
+  if (postgres) {
+    list.push({
+      metric: PER_ITEM_PG,
+      run: () => perItemEngine(skeinPostgres, sizes.perItem),
+      row: baselineRow(`${PER_ITEM_PG} (${sizes.perItem} items, 64 at a time)`),
+    });
+    list.push({
+      metric: PER_ITEM_DBOS,
+      run: () => perItemEngine(dbos, sizes.perItemDbos),
+      row: baselineRow(`${PER_ITEM_DBOS} (${sizes.perItemDbos} items, 64 at a time)`),
     });
   }
+  for (const workers of sizes.workers)
+    list.push({
+      metric: `sqlite ${workers}`,
+      run: () => onSqlite(sizes.items, workers),
+      row: (value, all) => ({
+        metric: `fan-out SQLite + StoreTransport, ${plural(workers)} (${sizes.items} items, chunk 100)`,
+        value,
+        unit: 'items/s',
+        baseline: { name: PER_ITEM_SQLITE, value: all.get(PER_ITEM_SQLITE)! },
+        target: '>= 50x baseline',
+        met: value >= 50 * all.get(PER_ITEM_SQLITE)!,
+      }),
+    });
+  if (postgres)
+    for (const workers of sizes.workers)
+      list.push({
+        metric: `postgres ${workers}`,
+        run: () => onPostgres(sizes.items, workers),
+        row: (value, all) => ({
+          metric: `fan-out PostgreSQL + RabbitMQ, ${plural(workers)} (${sizes.items} items, chunk 100)`,
+          value,
+          unit: 'items/s',
+          baseline: { name: PER_ITEM_PG, value: all.get(PER_ITEM_PG)! },
+          target: '>= 20000 and >= 50x baseline',
+          met: value >= 20_000 && value >= 50 * all.get(PER_ITEM_PG)!,
+        }),
+      });
+  return list;
+}
+
+/**
+ * Every row, measured in `sizes.rounds` interleaved rounds (each round runs every measure once,
+ * in the same order) and reported as medians, so the ratios come from the same run and load.
+ */
+export async function fanOut(sizes: FanOutSizes, pgUp: boolean, amqpUp: boolean): Promise<Row[]> {
+  const list = measures(sizes, pgUp && amqpUp);
+  const samples = new Map<string, number[]>(list.map((m) => [m.metric, []]));
+  for (let round = 0; round < sizes.rounds; round++)
+    for (const m of list) samples.get(m.metric)!.push(await m.run());
+  const medians = new Map([...samples].map(([metric, values]) => [metric, median(values)]));
+  const rows = list.map((m) => m.row(medians.get(m.metric)!, medians));
   if (pgUp && amqpUp)
     for (const workers of sizes.workers) {
-      const rate = await onPostgres(sizes.items, workers);
+      const value = medians.get(`postgres ${workers}`)!;
       rows.push({
-        metric: `fan-out PostgreSQL + RabbitMQ, ${workers} worker process${workers > 1 ? 'es' : ''} (${sizes.items} items, chunk 100)`,
-        value: rate,
+        metric: `fan-out PostgreSQL + RabbitMQ, ${plural(workers)}, against DBOS one workflow per item`,
+        value,
         unit: 'items/s',
-        target: '>= 20000',
-        met: rate >= 20_000,
+        baseline: { name: PER_ITEM_DBOS, value: medians.get(PER_ITEM_DBOS)! },
       });
     }
   for (const total of sizes.memoryItems) {

@@ -7,7 +7,7 @@
  * seeders racing on a new row: the loser's insert finds the row taken and the call runs again,
  * now seeing it. Text holding U+0000 is refused with `NulInTextError` before anything is sent.
  */
-import type { FanOutStore } from '@skein/workflow-runtime';
+import { FanOutStaleAttemptError, type FanOutStore } from '@skein/workflow-runtime';
 import {
   type ChunkClaimRef,
   type ChunkRecord,
@@ -20,16 +20,15 @@ import {
   checkClaimChunk,
   checkFanOutPlan,
   checkItemResults,
+  checkSeedBatch,
   DEFAULT_ITEMS_LIMIT,
   type DispatchOptions,
   decideAdvance,
-  decideClaim,
   decideCreate,
   decideDispatch,
   decideRecovery,
   decideRelease,
   decideRenew,
-  decideResults,
   emptyCounts,
   endFanOut,
   type FanOutCounts,
@@ -47,11 +46,14 @@ import {
   type RecoveredChunk,
   type ReleaseChunkOptions,
   type ReleaseOutcome,
+  type SeedChunksResult,
+  type SeedCursor,
   type SeedOutcome,
   sameSeed,
 } from '@skein/workflow-runtime/spi';
 import type pg from 'pg';
 import type { Database, Query } from './database.js';
+import { claimInOneStatement, releaseDone, resultsInOneStatement, seedBatch } from './fan-out-hot-path.js';
 import {
   chunkCountsQuery,
   countsQuery,
@@ -188,6 +190,21 @@ export class PostgresFanOutStore implements FanOutStore {
     });
   }
 
+  async seedChunks(seeds: readonly ChunkSeed[], cursor?: SeedCursor): Promise<SeedChunksResult> {
+    checkSeedBatch(seeds, cursor);
+    seeds.forEach((seed, s) => {
+      refuseNul('fanOuts.seedChunks', undefined, {
+        [`seeds[${s}].fanOutId`]: seed.fanOutId,
+        [`seeds[${s}].shard`]: seed.shard,
+        [`seeds[${s}].storeAlias`]: seed.storeAlias,
+        ...Object.fromEntries(seed.inputs.map((input, i) => [`seeds[${s}].inputs[${i}]`, input])),
+      });
+    });
+    if (cursor !== undefined && (hasNul(cursor.fanOutId) || hasNul(cursor.token)))
+      return { ...(await seedBatch(this.db, seeds, undefined)), cursor: false };
+    return seedBatch(this.db, seeds, cursor);
+  }
+
   async dispatch(fanOutId: string, token: string, options: DispatchOptions): Promise<boolean> {
     if (hasNul(fanOutId)) return false;
     return this.transaction(async (tx) => {
@@ -261,13 +278,7 @@ export class PostgresFanOutStore implements FanOutStore {
     if (hasNul(request.fanOutId) || hasNul(request.shard))
       return { claimed: false, reason: 'unknown', chunk: null };
     refuseNul('fanOuts.claimChunk', undefined, { workerId: request.workerId });
-    return this.transaction(async (tx) => {
-      const chunk = await tx.chunk(request.fanOutId, request.shard, request.chunkId);
-      const items = await tx.items(chunk);
-      const result = decideClaim(chunk, items, request);
-      if (result.claimed) await tx.writeChunk(chunk!, items);
-      return result;
-    });
+    return claimInOneStatement(this.db, request);
   }
 
   async renewChunk(ref: ChunkClaimRef, now: number, leaseMs: number): Promise<boolean> {
@@ -293,14 +304,17 @@ export class PostgresFanOutStore implements FanOutStore {
       Object.fromEntries(results.map((r, i) => [`results[${i}]`, r.status === 'succeeded' ? r.output : ''])),
     );
     const clean = results.map((r) => (r.status === 'failed' ? { ...r, error: withoutNul(r.error) } : r));
-    return this.transaction(async (tx) => {
-      const chunk = refHasNul(ref) ? null : await tx.chunk(ref.fanOutId, ref.shard, ref.chunkId);
-      const items = new Map((await tx.items(chunk)).map((item) => [item.index, item]));
-      const recorded = decideResults(chunk, items, ref, clean, now);
-      const changed = clean.map((result) => items.get(result.index)!);
-      if (changed.length > 0) await tx.rows(updateItemsQuery(ref.fanOutId, changed));
-      return recorded;
-    });
+    if (refHasNul(ref)) {
+      const first = results[0];
+      if (first === undefined) return { succeeded: 0, failed: 0, retryScheduled: 0 };
+      throw new FanOutStaleAttemptError(
+        ref.fanOutId,
+        ref.chunkId,
+        first.index,
+        'the chunk lease is not held',
+      );
+    }
+    return resultsInOneStatement(this.db, ref, clean, now);
   }
 
   async releaseChunk(ref: ChunkClaimRef, options: ReleaseChunkOptions): Promise<ReleaseOutcome> {
@@ -309,6 +323,7 @@ export class PostgresFanOutStore implements FanOutStore {
       options.processingFailure === undefined
         ? options
         : { ...options, processingFailure: withoutNul(options.processingFailure) };
+    if (await releaseDone(this.db, ref)) return { status: 'done' };
     return this.transaction(async (tx) => {
       const chunk = await tx.chunk(ref.fanOutId, ref.shard, ref.chunkId);
       const items = await tx.items(chunk);

@@ -17,6 +17,7 @@ import {
   checkClaimChunk,
   checkFanOutPlan,
   checkItemResults,
+  checkSeedBatch,
   DEFAULT_ITEMS_LIMIT,
   type DispatchOptions,
   decideAdvance,
@@ -43,6 +44,8 @@ import {
   type RecoveredChunk,
   type ReleaseChunkOptions,
   type ReleaseOutcome,
+  type SeedChunksResult,
+  type SeedCursor,
   type SeedOutcome,
   sameSeed,
 } from '@skein/workflow-runtime/spi';
@@ -115,30 +118,48 @@ export class SqliteFanOutStore implements FanOutStore {
   }
 
   async recordSeeded(fanOutId: string, token: string, chunks: number, items: number): Promise<boolean> {
-    return this.tx(() => {
-      const row = this.q.fanOut(fanOutId);
-      if (!holdsCreation(row, token)) return false;
-      if (chunks > row.seededChunks) {
-        row.seededChunks = chunks;
-        row.seededItems = items;
-        this.q.writeFanOut(row, 'update');
-      }
-      return true;
-    });
+    return this.tx(() => this.moveCursor(fanOutId, token, chunks, items));
   }
 
   async seedChunk(seed: ChunkSeed): Promise<SeedOutcome> {
     checkChunkSeed(seed);
+    return this.tx(() => this.seedOne(seed));
+  }
+
+  async seedChunks(seeds: readonly ChunkSeed[], cursor?: SeedCursor): Promise<SeedChunksResult> {
+    checkSeedBatch(seeds, cursor);
     return this.tx(() => {
-      const existing = this.q.chunk.get(seed.fanOutId, seed.shard, seed.chunkId) ?? null;
-      if (existing !== null) {
-        const inputs = this.itemsOf(existing).map((item) => item.input);
-        return sameSeed(existing, inputs, seed) ? 'exists' : 'mismatch';
-      }
-      this.q.insertChunk.run(newChunk(seed));
-      for (const item of newItems(seed)) this.q.insertItem.run(item);
-      return 'seeded';
+      const outcomes = seeds.map((seed) => this.seedOne(seed));
+      if (cursor === undefined) return { outcomes, cursor: null };
+      const moved =
+        !outcomes.includes('mismatch') &&
+        this.moveCursor(cursor.fanOutId, cursor.token, cursor.seededChunks, cursor.seededItems);
+      return { outcomes, cursor: moved };
     });
+  }
+
+  /** `recordSeeded`'s rule, inside the caller's transaction. */
+  private moveCursor(fanOutId: string, token: string, chunks: number, items: number): boolean {
+    const row = this.q.fanOut(fanOutId);
+    if (!holdsCreation(row, token)) return false;
+    if (chunks > row.seededChunks) {
+      row.seededChunks = chunks;
+      row.seededItems = items;
+      this.q.writeFanOut(row, 'update');
+    }
+    return true;
+  }
+
+  /** `seedChunk`'s rule, inside the caller's transaction. */
+  private seedOne(seed: ChunkSeed): SeedOutcome {
+    const existing = this.q.chunk.get(seed.fanOutId, seed.shard, seed.chunkId) ?? null;
+    if (existing !== null) {
+      const inputs = this.itemsOf(existing).map((item) => item.input);
+      return sameSeed(existing, inputs, seed) ? 'exists' : 'mismatch';
+    }
+    this.q.insertChunk.run(newChunk(seed));
+    for (const item of newItems(seed)) this.q.insertItem.run(item);
+    return 'seeded';
   }
 
   async dispatch(fanOutId: string, token: string, options: DispatchOptions): Promise<boolean> {

@@ -12,8 +12,9 @@ import type {
   CreationLeaseRequest,
   FanOutPlan,
   ItemResult,
+  SeedCursor,
 } from './fan-out-store.js';
-import { MAX_CHUNK_SIZE } from './fan-out-store.js';
+import { MAX_CHUNK_SIZE, MAX_SEED_BATCH } from './fan-out-store.js';
 import { illFormedReason } from './ids.js';
 
 const text = (max: number) =>
@@ -104,6 +105,26 @@ export function checkFanOutPlan(plan: FanOutPlan, lease: CreationLeaseRequest): 
 /** Check a chunk seed; throws `InvalidInputError` naming the fields. */
 export function checkChunkSeed(seed: ChunkSeed): void {
   parse(seedSchema, seed, `fan-out "${seed.fanOutId}" chunk ${seed.chunkId} seed`);
+}
+
+const cursorSchema = z.object({
+  fanOutId: text(255),
+  token: z.string().min(1),
+  seededChunks: z.number().int().nonnegative(),
+  seededItems: z.number().int().nonnegative(),
+});
+
+/** Check a batch of chunk seeds (1 to `MAX_SEED_BATCH`, each a valid seed) and its cursor; throws `InvalidInputError`. */
+export function checkSeedBatch(seeds: readonly ChunkSeed[], cursor: SeedCursor | undefined): void {
+  if (!Array.isArray(seeds) || seeds.length === 0 || seeds.length > MAX_SEED_BATCH)
+    throw new InvalidInputError('fan-out chunk seeds', [
+      {
+        path: 'seeds',
+        message: `must be an array of 1 to ${MAX_SEED_BATCH} seeds, got ${Array.isArray(seeds) ? seeds.length : typeof seeds}`,
+      },
+    ]);
+  for (const seed of seeds) checkChunkSeed(seed);
+  if (cursor !== undefined) parse(cursorSchema, cursor, `fan-out "${cursor?.fanOutId}" seed cursor`);
 }
 
 /** Check a claim request; throws `InvalidInputError` naming the fields. */

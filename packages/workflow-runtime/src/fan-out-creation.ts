@@ -4,12 +4,22 @@
  * dispatch once the source ends, all under the creation lease (renewed as it goes). A
  * creator that dies leaves the lease to expire; whoever calls `createFanOut` with the same
  * plan next claims it and goes on from the cursor (a chunk seeded but not yet counted is found
- * as `exists`). Memory is one chunk's items, whatever the size of the source.
+ * as `exists`). Chunks are seeded in batches (`seedBatchItems`, default 2 000 items), one
+ * transaction per shard store, the home store's moving the cursor with its seeds; memory is one
+ * batch's items, whatever the size of the source.
  */
 import { encode as defaultEncode } from './codec.js';
 import { FanOutPlanMismatchError, InvalidInputError } from './errors.js';
 import { INITIAL_WRITE_EPOCH } from './fan-out-rules.js';
-import type { FanOutPlan, FanOutRecord, FanOutStore } from './fan-out-store.js';
+import {
+  type ChunkSeed,
+  type FanOutPlan,
+  type FanOutRecord,
+  type FanOutStore,
+  MAX_SEED_BATCH,
+  type SeedChunksResult,
+  type SeedCursor,
+} from './fan-out-store.js';
 import { type AnyTask, parseTaskInput } from './task.js';
 
 /** The items of a fan-out: a page of at most `limit` items from index `from`, stable by index; fewer than `limit` ends it. */
@@ -37,7 +47,12 @@ export interface CreateFanOutOptions {
   waitMs?: number;
   /** Encodes an item for the store (default: the codec). */
   encode?: (value: unknown) => string;
+  /** Items seeded per store transaction, in whole chunks (default: 2 000, at least one chunk). */
+  seedBatchItems?: number;
 }
+
+/** Items seeded per store transaction unless {@link CreateFanOutOptions.seedBatchItems} says otherwise. */
+export const DEFAULT_SEED_BATCH_ITEMS = 2_000;
 
 /**
  * Create (or finish creating, or find) the fan-out of `plan`; resolves with its row once it is
@@ -51,6 +66,11 @@ export interface CreateFanOutOptions {
 export async function createFanOut(options: CreateFanOutOptions): Promise<FanOutRecord> {
   const clock = options.clock ?? Date.now;
   const leaseMs = options.leaseMs ?? 30_000;
+  const batch = options.seedBatchItems;
+  if (batch !== undefined && !(Number.isSafeInteger(batch) && batch >= 1))
+    throw new InvalidInputError('createFanOut options', [
+      { path: 'seedBatchItems', message: `must be an integer >= 1, got ${String(batch)}` },
+    ]);
   const { home, plan } = options;
   for (;;) {
     const created = await home.create(plan, { owner: options.owner, now: clock(), ttlMs: leaseMs });
@@ -76,50 +96,31 @@ async function seedAndDispatch(
   leaseMs: number,
 ): Promise<boolean> {
   const { home, plan } = options;
-  const encode = options.encode ?? defaultEncode;
+  const perBatch = seedBatchChunks(plan.chunkSize, options.seedBatchItems);
   let chunkId = row.seededChunks;
   let seededItems = row.seededItems;
   let renewedAt = clock();
-  for (;;) {
-    const from = chunkId * plan.chunkSize;
-    const page = await options.items(from, plan.chunkSize);
-    if (!Array.isArray(page) || page.length > plan.chunkSize) {
-      const message = `must be an array of at most ${plan.chunkSize} items, got ${describePage(page)}`;
-      await home.fail(plan.fanOutId, `the item source ${message}`, clock());
-      throw new InvalidInputError(`fan-out "${plan.fanOutId}" items`, [{ path: `items(${from})`, message }]);
+  for (let ended = false; !ended; ) {
+    const seeds: ChunkSeed[] = [];
+    while (seeds.length < perBatch) {
+      const inputs = await readPage(options, chunkId + seeds.length, clock);
+      if (inputs.length > 0) seeds.push(seedOf(options, chunkId + seeds.length, inputs, clock()));
+      if (inputs.length < plan.chunkSize) {
+        ended = true;
+        break;
+      }
     }
-    if (page.length === 0) break;
-    const inputs = await encodeAll(options, page, from, encode, clock);
-    const shard = plan.shards[chunkId % plan.shards.length]!;
-    const store = options.shards[shard];
-    if (store === undefined)
-      throw new InvalidInputError(`fan-out "${plan.fanOutId}"`, [
-        { path: 'shards', message: `no store for shard "${shard}"` },
-      ]);
-    const seeded = await store.seedChunk({
-      fanOutId: plan.fanOutId,
-      shard,
-      chunkId,
-      storeAlias: shard,
-      firstIndex: from,
-      inputs,
-      writeEpoch: INITIAL_WRITE_EPOCH,
-      maxAttempts: plan.maxAttempts,
-      now: clock(),
-    });
-    if (seeded === 'mismatch') {
-      const mismatch = `chunk ${chunkId} on shard "${shard}" holds other items than the source gives now`;
-      await home.fail(plan.fanOutId, `plan mismatch: ${mismatch}`, clock());
-      throw new FanOutPlanMismatchError(plan.fanOutId, mismatch);
-    }
-    chunkId += 1;
-    seededItems += page.length;
-    if (!(await home.recordSeeded(plan.fanOutId, token, chunkId, seededItems))) return false;
+    if (seeds.length === 0) break;
+    chunkId += seeds.length;
+    seededItems += seeds.reduce((sum, seed) => sum + seed.inputs.length, 0);
+    if (
+      !(await seedAll(options, seeds, { fanOutId: plan.fanOutId, token, seededChunks: chunkId, seededItems }))
+    )
+      return false;
     if (clock() - renewedAt >= leaseMs / 3) {
       if (!(await home.renewCreation(plan.fanOutId, token, clock(), leaseMs))) return false;
       renewedAt = clock();
     }
-    if (page.length < plan.chunkSize) break;
   }
   const dispatchOptions = {
     total: seededItems,
@@ -127,6 +128,87 @@ async function seedAndDispatch(
     ...(options.window === undefined ? {} : { window: options.window }),
   };
   return home.dispatch(plan.fanOutId, token, dispatchOptions);
+}
+
+/** Chunks per seed batch: `seedBatchItems` items' worth, at least one chunk, at most `MAX_SEED_BATCH`. */
+function seedBatchChunks(chunkSize: number, items = DEFAULT_SEED_BATCH_ITEMS): number {
+  return Math.min(MAX_SEED_BATCH, Math.max(1, Math.floor(items / chunkSize)));
+}
+
+/** Read and check the page of chunk `chunkId`; a malformed page fails the fan-out. */
+async function readPage(
+  options: CreateFanOutOptions,
+  chunkId: number,
+  clock: () => number,
+): Promise<string[]> {
+  const { home, plan } = options;
+  const from = chunkId * plan.chunkSize;
+  const page = await options.items(from, plan.chunkSize);
+  if (!Array.isArray(page) || page.length > plan.chunkSize) {
+    const message = `must be an array of at most ${plan.chunkSize} items, got ${describePage(page)}`;
+    await home.fail(plan.fanOutId, `the item source ${message}`, clock());
+    throw new InvalidInputError(`fan-out "${plan.fanOutId}" items`, [{ path: `items(${from})`, message }]);
+  }
+  return encodeAll(options, page, from, options.encode ?? defaultEncode, clock);
+}
+
+function seedOf(options: CreateFanOutOptions, chunkId: number, inputs: string[], now: number): ChunkSeed {
+  const { plan } = options;
+  const shard = plan.shards[chunkId % plan.shards.length]!;
+  return {
+    fanOutId: plan.fanOutId,
+    shard,
+    chunkId,
+    storeAlias: shard,
+    firstIndex: chunkId * plan.chunkSize,
+    inputs,
+    writeEpoch: INITIAL_WRITE_EPOCH,
+    maxAttempts: plan.maxAttempts,
+    now,
+  };
+}
+
+/**
+ * Seed a batch, one call per shard store; the home store's call (the last) moves the cursor in
+ * its own transaction, else one `recordSeeded` does. A mismatch fails the fan-out; false when
+ * the lease was lost.
+ */
+async function seedAll(
+  options: CreateFanOutOptions,
+  seeds: readonly ChunkSeed[],
+  cursor: SeedCursor,
+): Promise<boolean> {
+  const { home, plan } = options;
+  const byStore = new Map<FanOutStore, ChunkSeed[]>();
+  for (const seed of seeds) {
+    const store = options.shards[seed.shard];
+    if (store === undefined)
+      throw new InvalidInputError(`fan-out "${plan.fanOutId}"`, [
+        { path: 'shards', message: `no store for shard "${seed.shard}"` },
+      ]);
+    byStore.set(store, [...(byStore.get(store) ?? []), seed]);
+  }
+  const homeSeeds = byStore.get(home);
+  byStore.delete(home);
+  for (const [store, batch] of byStore) await refuseMismatch(options, batch, await store.seedChunks(batch));
+  if (homeSeeds === undefined)
+    return home.recordSeeded(plan.fanOutId, cursor.token, cursor.seededChunks, cursor.seededItems);
+  const seeded = await home.seedChunks(homeSeeds, cursor);
+  await refuseMismatch(options, homeSeeds, seeded);
+  return seeded.cursor === true;
+}
+
+async function refuseMismatch(
+  options: CreateFanOutOptions,
+  seeds: readonly ChunkSeed[],
+  seeded: SeedChunksResult,
+): Promise<void> {
+  const at = seeded.outcomes.indexOf('mismatch');
+  if (at < 0) return;
+  const { chunkId, shard } = seeds[at]!;
+  const mismatch = `chunk ${chunkId} on shard "${shard}" holds other items than the source gives now`;
+  await options.home.fail(options.plan.fanOutId, `plan mismatch: ${mismatch}`, (options.clock ?? Date.now)());
+  throw new FanOutPlanMismatchError(options.plan.fanOutId, mismatch);
 }
 
 /** Check every item of a page against the task's input schema and encode it; a bad one fails the fan-out. */

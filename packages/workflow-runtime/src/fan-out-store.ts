@@ -139,6 +139,29 @@ export interface ChunkSeed {
 /** What {@link FanOutStore.seedChunk} did: stored now, stored before identically, or stored differently. */
 export type SeedOutcome = 'seeded' | 'exists' | 'mismatch';
 
+/** Most chunk seeds in one {@link FanOutStore.seedChunks} call. */
+export const MAX_SEED_BATCH = 1_000;
+
+/** The creation cursor a seed batch moves in the same transaction, when the seeding store is the fan-out's home. */
+export interface SeedCursor {
+  fanOutId: string;
+  /** The creation lease's token; the cursor moves only under the live one. */
+  token: string;
+  /** The cursor after the batch: chunks `0 … seededChunks - 1` seeded, holding `seededItems` items. */
+  seededChunks: number;
+  seededItems: number;
+}
+
+/**
+ * What {@link FanOutStore.seedChunks} did: each seed's outcome, in order, and whether the
+ * cursor moved (null when none was given; false when a seed was a mismatch or the token is
+ * not the creation lease's).
+ */
+export interface SeedChunksResult {
+  outcomes: SeedOutcome[];
+  cursor: boolean | null;
+}
+
 /** Where a chunk stands: claimable from `availableAt` (open), leased, or terminal. */
 export type ChunkStatus = 'open' | 'leased' | 'done' | 'failed';
 
@@ -368,6 +391,12 @@ export interface FanOutStore {
   recordSeeded(fanOutId: string, token: string, seededChunks: number, seededItems: number): Promise<boolean>;
   /** Seed one chunk and its items in one idempotent transaction (F2). */
   seedChunk(seed: ChunkSeed): Promise<SeedOutcome>;
+  /**
+   * Seed up to `MAX_SEED_BATCH` chunks in one transaction, each as `seedChunk` would (F2), and,
+   * with `cursor`, move the creation cursor as `recordSeeded` would in the same transaction,
+   * only when no seed is a mismatch (this store is then the fan-out's home).
+   */
+  seedChunks(seeds: readonly ChunkSeed[], cursor?: SeedCursor): Promise<SeedChunksResult>;
   /**
    * End creation (F1): placements, dispatch cursors and the first chunk-ready messages in one
    * transaction. False when `token` is not the live lease; `FanOutNotSeededError` when the

@@ -8,7 +8,13 @@ export { checkAppend, type ExecutionHead } from './append-checks.js';
 export { blockageStands, MAX_BLOCKAGE_MESSAGE } from './blockage.js';
 export { decodeCursor, encodeCursor } from './cursor.js';
 export { reopensTerminal, type StoredEvent, statusAfter } from './events.js';
-export { checkChunkSeed, checkClaimChunk, checkFanOutPlan, checkItemResults } from './fan-out-checks.js';
+export {
+  checkChunkSeed,
+  checkClaimChunk,
+  checkFanOutPlan,
+  checkItemResults,
+  checkSeedBatch,
+} from './fan-out-checks.js';
 export { endFanOut, newChunk, newItems } from './fan-out-rows.js';
 export {
   type CreateDecision,
@@ -59,6 +65,7 @@ export {
   type ItemResult,
   type ItemStatus,
   MAX_CHUNK_SIZE,
+  MAX_SEED_BATCH,
   type Placement,
   planMismatch,
   type RecordedResults,
@@ -66,6 +73,8 @@ export {
   type RecoveredChunk,
   type ReleaseChunkOptions,
   type ReleaseOutcome,
+  type SeedChunksResult,
+  type SeedCursor,
   type SeedOutcome,
 } from './fan-out-store.js';
 export { type FlushBatch, GroupCommit, type GroupCommitOptions, type Outcome } from './group-commit.js';

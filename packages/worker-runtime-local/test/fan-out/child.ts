@@ -4,7 +4,8 @@
  *   `started <index>` as each item starts and runs slowly, so a test can kill or stop it mid-chunk.
  *   On SIGTERM it stops and prints its stats as JSON.
  * - `creator <db> <fanOutId> <total> <hangAtChunk>`: createFanOut whose source prints `page <k>`
- *   and never answers for chunk `hangAtChunk`, so a test can kill it between two seeds.
+ *   and never answers for chunk `hangAtChunk`, so a test can kill it between two seeds; it seeds
+ *   two chunks per transaction.
  */
 import { openSqliteStores } from '@skein/store-sqlite';
 import { defineTask } from '@skein/workflow-runtime';
@@ -60,6 +61,7 @@ if (mode === 'worker') {
     task: score,
     owner: 'child-creator',
     leaseMs: 1_000,
+    seedBatchItems: 20, // two chunks per seed transaction
     items: async (from, limit) => {
       const k = from / plan.chunkSize;
       console.log(`page ${k}`);

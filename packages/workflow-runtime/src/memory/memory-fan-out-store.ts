@@ -1,6 +1,12 @@
 /** In-memory {@link FanOutStore}: the reference implementation, for tests and examples. */
 
-import { checkChunkSeed, checkClaimChunk, checkFanOutPlan, checkItemResults } from '../fan-out-checks.js';
+import {
+  checkChunkSeed,
+  checkClaimChunk,
+  checkFanOutPlan,
+  checkItemResults,
+  checkSeedBatch,
+} from '../fan-out-checks.js';
 import { endFanOut, newChunk, newItems } from '../fan-out-rows.js';
 import {
   decideAdvance,
@@ -37,6 +43,8 @@ import {
   type RecoveredChunk,
   type ReleaseChunkOptions,
   type ReleaseOutcome,
+  type SeedChunksResult,
+  type SeedCursor,
   type SeedOutcome,
 } from '../fan-out-store.js';
 import type { MemoryOutboxStore } from './memory-outbox-store.js';
@@ -70,6 +78,25 @@ export class MemoryFanOutStore implements FanOutStore {
   }
 
   async recordSeeded(fanOutId: string, token: string, chunks: number, items: number): Promise<boolean> {
+    return this.moveCursor(fanOutId, token, chunks, items);
+  }
+
+  async seedChunk(seed: ChunkSeed): Promise<SeedOutcome> {
+    checkChunkSeed(seed);
+    return this.seedOne(seed);
+  }
+
+  async seedChunks(seeds: readonly ChunkSeed[], cursor?: SeedCursor): Promise<SeedChunksResult> {
+    checkSeedBatch(seeds, cursor);
+    const outcomes = seeds.map((seed) => this.seedOne(seed));
+    if (cursor === undefined) return { outcomes, cursor: null };
+    const moved =
+      !outcomes.includes('mismatch') &&
+      this.moveCursor(cursor.fanOutId, cursor.token, cursor.seededChunks, cursor.seededItems);
+    return { outcomes, cursor: moved };
+  }
+
+  private moveCursor(fanOutId: string, token: string, chunks: number, items: number): boolean {
     const row = this.fanOuts.get(fanOutId) ?? null;
     if (!holdsCreation(row, token)) return false;
     if (chunks > row.seededChunks) {
@@ -79,8 +106,7 @@ export class MemoryFanOutStore implements FanOutStore {
     return true;
   }
 
-  async seedChunk(seed: ChunkSeed): Promise<SeedOutcome> {
-    checkChunkSeed(seed);
+  private seedOne(seed: ChunkSeed): SeedOutcome {
     const key = chunkKey(seed.fanOutId, seed.shard, seed.chunkId);
     const existing = this.chunks.get(key);
     if (existing !== undefined) {
