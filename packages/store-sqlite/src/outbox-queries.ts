@@ -1,4 +1,4 @@
-/** The outbox's statements (migration 0010), one query per function, each prepared once. */
+/** The outbox's statements (migrations 0010 and 0017), one query per function, each prepared once. */
 import type { DeliveryStatus, OutboxDelivery, OutboxMessage } from '@skein/workflow-runtime/spi';
 import type Database from 'better-sqlite3';
 
@@ -6,14 +6,15 @@ type Db = Database.Database;
 
 /** Insert a message into the ledger and its pending delivery. */
 export function insertOutboxMessage(db: Db): (message: OutboxMessage) => void {
-  const ledger = db.prepare<[string, string, string, string, number]>(
-    'INSERT INTO skein_outbox_events (message_id, topic, key, payload, created_at) VALUES (?, ?, ?, ?, ?)',
+  const ledger = db.prepare<[string, string, string, string, number, string | null]>(
+    'INSERT INTO skein_outbox_events (message_id, topic, key, payload, created_at, headers) ' +
+      'VALUES (?, ?, ?, ?, ?, ?)',
   );
   const delivery = db.prepare<[string, string, number]>(
     "INSERT INTO skein_outbox_deliveries (message_id, topic, status, available_at) VALUES (?, ?, 'pending', ?)",
   );
   return (m) => {
-    ledger.run(m.id, m.topic, m.key, m.payload, m.createdAt);
+    ledger.run(m.id, m.topic, m.key, m.payload, m.createdAt, headersText(m.headers));
     delivery.run(m.id, m.topic, m.availableAt ?? m.createdAt);
   };
 }
@@ -21,8 +22,22 @@ export function insertOutboxMessage(db: Db): (message: OutboxMessage) => void {
 const DELIVERY_COLUMNS =
   'd.message_id AS id, e.topic, e.key, e.payload, e.created_at AS createdAt, d.status, ' +
   'd.available_at AS availableAt, d.attempts, d.claim_token AS claimToken, d.last_error AS lastError, ' +
-  'd.settled_at AS settledAt';
+  'd.settled_at AS settledAt, e.headers';
 const JOINED = 'skein_outbox_deliveries d JOIN skein_outbox_events e ON e.message_id = d.message_id';
+
+/** A delivery as its statements read it: the headers as their JSON text. */
+export type DeliveryRow = Omit<OutboxDelivery, 'headers'> & { headers: string | null };
+
+/** The headers column of a message: JSON, or NULL when it has none. */
+export function headersText(headers: Readonly<Record<string, string>> | undefined): string | null {
+  return headers === undefined || Object.keys(headers).length === 0 ? null : JSON.stringify(headers);
+}
+
+/** The delivery of a row read by `DELIVERY_COLUMNS`. */
+export function deliveryOf(row: DeliveryRow): OutboxDelivery {
+  const { headers, ...rest } = row;
+  return headers === null ? rest : { ...rest, headers: JSON.parse(headers) as Record<string, string> };
+}
 
 /** Pending deliveries available at `now`, oldest available first: id, attempts, last error. */
 export function selectAvailable(
@@ -98,15 +113,15 @@ export function renewDelivery(db: Db): Database.Statement<{ id: string; token: s
 }
 
 /** One delivery with its message. */
-export function selectDelivery(db: Db): Database.Statement<[string], OutboxDelivery> {
-  return db.prepare<[string], OutboxDelivery>(
+export function selectDelivery(db: Db): Database.Statement<[string], DeliveryRow> {
+  return db.prepare<[string], DeliveryRow>(
     `SELECT ${DELIVERY_COLUMNS} FROM ${JOINED} WHERE d.message_id = ?`,
   );
 }
 
 /** The deliveries of a JSON array of message ids (by primary key: a claim reads back what it took). */
-export function selectClaimed(db: Db): Database.Statement<[string], OutboxDelivery> {
-  return db.prepare<[string], OutboxDelivery>(
+export function selectClaimed(db: Db): Database.Statement<[string], DeliveryRow> {
+  return db.prepare<[string], DeliveryRow>(
     `SELECT ${DELIVERY_COLUMNS} FROM ${JOINED} WHERE d.message_id IN (SELECT value FROM json_each(?))`,
   );
 }
@@ -114,8 +129,8 @@ export function selectClaimed(db: Db): Database.Statement<[string], OutboxDelive
 /** Deliveries after a message id, in one status or any, ordered by id. */
 export function selectDeliveries(
   db: Db,
-): Database.Statement<{ status: string | null; after: string; limit: number }, OutboxDelivery> {
-  return db.prepare<{ status: string | null; after: string; limit: number }, OutboxDelivery>(
+): Database.Statement<{ status: string | null; after: string; limit: number }, DeliveryRow> {
+  return db.prepare<{ status: string | null; after: string; limit: number }, DeliveryRow>(
     `SELECT ${DELIVERY_COLUMNS} FROM ${JOINED} WHERE (@status IS NULL OR d.status = @status) ` +
       'AND d.message_id > @after ORDER BY d.message_id LIMIT @limit',
   );

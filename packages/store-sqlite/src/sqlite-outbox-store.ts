@@ -26,6 +26,7 @@ import type Database from 'better-sqlite3';
 import {
   claimDelivery,
   deleteMessages,
+  deliveryOf,
   insertOutboxMessage,
   renewDelivery,
   rescheduleDelivery,
@@ -128,15 +129,14 @@ export class SqliteOutboxStore implements OutboxStore {
   }
 
   async get(messageId: string): Promise<OutboxDelivery | null> {
-    return this.statements.one.get(messageId) ?? null;
+    const row = this.statements.one.get(messageId);
+    return row === undefined ? null : deliveryOf(row);
   }
 
   async list(query: ListDeliveriesQuery = {}): Promise<OutboxDelivery[]> {
-    return this.statements.list.all({
-      status: query.status ?? null,
-      after: query.after ?? '',
-      limit: query.limit ?? 100,
-    });
+    return this.statements.list
+      .all({ status: query.status ?? null, after: query.after ?? '', limit: query.limit ?? 100 })
+      .map(deliveryOf);
   }
 
   /** The claim's transaction: retire what its claimers never settled, claim the rest. */
@@ -164,7 +164,9 @@ export class SqliteOutboxStore implements OutboxStore {
       if (retired === 0 || rows.length < want) break;
     }
     if (order.length === 0) return [];
-    const byId = new Map(this.statements.claimed.all(JSON.stringify(order)).map((row) => [row.id, row]));
+    const byId = new Map(
+      this.statements.claimed.all(JSON.stringify(order)).map((row) => [row.id, deliveryOf(row)]),
+    );
     return order.map((id) => byId.get(id) as ClaimedDelivery);
   }
 
