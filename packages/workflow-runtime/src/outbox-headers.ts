@@ -6,6 +6,7 @@
  * in the same append (O1). A hook that throws writes none: tracing never fails an enqueue.
  */
 import { InvalidInputError } from './errors.js';
+import { checkOutboxHeaders } from './outbox.js';
 
 /** Asked for the headers of an enqueued execution's `execution.pending` message; undefined for none. */
 export type OutboxHeadersHook = (executionId: string) => Readonly<Record<string, string>> | undefined;
@@ -28,18 +29,24 @@ export function checkOutboxHeaders(options: {
   return hook as OutboxHeadersHook;
 }
 
-/** The hook's headers for `executionId`; none when it throws (reported to `onError`). */
+/**
+ * The hook's headers for `executionId`; none when it throws (reported to `onError`). Ill-formed
+ * ones throw `InvalidInputError` naming the header, before anything is written (L7).
+ */
 export function outboxHeadersOf(
   hook: OutboxHeadersHook | undefined,
   executionId: string,
   onError: (error: unknown, context: string) => void,
 ): { headers?: Readonly<Record<string, string>> } {
   if (hook === undefined) return {};
+  let headers: Readonly<Record<string, string>> | undefined;
   try {
-    const headers = hook(executionId);
-    return headers === undefined ? {} : { headers };
+    headers = hook(executionId);
   } catch (error) {
     onError(error, `outboxHeaders threw for execution "${executionId}": its message goes without headers`);
     return {};
   }
+  if (headers === undefined) return {};
+  checkOutboxHeaders(headers, `outboxHeaders of execution "${executionId}"`);
+  return { headers };
 }

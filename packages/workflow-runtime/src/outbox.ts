@@ -196,6 +196,19 @@ const messageSchema = z.object({
     }),
 });
 
+/** Check an outbox message's headers alone; throws `InvalidInputError` naming `where` and the header. */
+export function checkOutboxHeaders(headers: Readonly<Record<string, string>>, where: string): void {
+  if (typeof headers !== 'object' || headers === null || Array.isArray(headers))
+    throw new InvalidInputError(where, [
+      { path: '', message: `must be an object of strings, got ${typeof headers}` },
+    ]);
+  const issues = headerIssues(headers).map((issue) => ({
+    path: issue.path.join('.'),
+    message: issue.message,
+  }));
+  if (issues.length > 0) throw new InvalidInputError(where, issues);
+}
+
 /** Most headers one outbox message carries. */
 const MAX_OUTBOX_HEADERS = 16;
 /** Most UTF-16 code units of one header value (a `tracestate` may be 512 characters). */
@@ -221,6 +234,8 @@ function headerIssues(headers: Readonly<Record<string, string>>): { path: string
         path: [name],
         message: 'a header name is lower case [a-z0-9][a-z0-9._-]*, at most 64, and does not start with x-',
       });
+    else if (typeof value !== 'string')
+      issues.push({ path: [name], message: `a header value is a string, got ${typeof value}` });
     else if (value.length > MAX_OUTBOX_HEADER_VALUE || !/^[\x20-\x7e]*$/.test(value))
       issues.push({
         path: [name],
