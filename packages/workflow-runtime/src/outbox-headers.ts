@@ -12,7 +12,7 @@ import { checkOutboxHeaders } from './outbox.js';
 export type OutboxHeadersHook = (executionId: string) => Readonly<Record<string, string>> | undefined;
 
 /** The `outboxHeaders` option, checked: a function, and only with `outbox: true` (else `InvalidInputError`). */
-export function checkOutboxHeaders(options: {
+export function checkOutboxHeadersOption(options: {
   outbox?: unknown;
   outboxHeaders?: unknown;
 }): OutboxHeadersHook | undefined {

@@ -38,7 +38,7 @@ import {
   maintenanceOptionsSchema,
 } from './maintenance.js';
 import { Observers } from './observers.js';
-import { checkOutboxHeaders } from './outbox-headers.js';
+import { checkOutboxHeadersOption } from './outbox-headers.js';
 import { type GetEventOptions, getEvent } from './published-events.js';
 import { QueueRegistry } from './queues/define-queue.js';
 import { enqueueItem, queueStoreOf, usesQueue } from './queues/queued-enqueue.js';
@@ -201,7 +201,7 @@ export class Runtime {
       tenant: storesTenant(options.stores),
       observers: this.observers,
       outbox,
-      outboxHeaders: checkOutboxHeaders(options),
+      outboxHeaders: checkOutboxHeadersOption(options),
       leases,
       wakeTimers: this.wakeTimers,
       queues: this.queues,
