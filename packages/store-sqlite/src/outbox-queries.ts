@@ -39,29 +39,55 @@ export function deliveryOf(row: DeliveryRow): OutboxDelivery {
   return headers === null ? rest : { ...rest, headers: JSON.parse(headers) as Record<string, string> };
 }
 
-/** Pending deliveries available at `now`, oldest available first: id, attempts, last error. */
+/** A pending delivery a claim may take: its message, attempts and last error. */
+export type AvailableRow = Pick<
+  OutboxDelivery,
+  'id' | 'topic' | 'key' | 'payload' | 'createdAt' | 'attempts' | 'lastError'
+> & { headers: string | null };
+
+/**
+ * Pending deliveries available at `now` with their messages, oldest available first: a claim
+ * reads what it hands out here and does not read it back. The walk is the partial index
+ * `skein_outbox_deliveries_available` (named: without statistics the planner would take the
+ * status index, read and sort every pending delivery with its message on each claim), and the
+ * ledger is joined only for the rows taken.
+ */
 export function selectAvailable(
   db: Db,
-): Database.Statement<
-  { now: number; limit: number; topics: string | null },
-  { id: string; attempts: number; lastError: string | null }
-> {
-  return db.prepare<
-    { now: number; limit: number; topics: string | null },
-    { id: string; attempts: number; lastError: string | null }
-  >(
-    'SELECT message_id AS id, attempts, last_error AS lastError FROM skein_outbox_deliveries ' +
+): Database.Statement<{ now: number; limit: number; topics: string | null }, AvailableRow> {
+  return db.prepare<{ now: number; limit: number; topics: string | null }, AvailableRow>(
+    'SELECT d.message_id AS id, e.topic, e.key, e.payload, e.created_at AS createdAt, d.attempts, ' +
+      'd.last_error AS lastError, e.headers FROM (' +
+      'SELECT message_id, attempts, last_error, available_at FROM skein_outbox_deliveries ' +
+      'INDEXED BY skein_outbox_deliveries_available ' +
       "WHERE status = 'pending' AND available_at <= @now " +
       'AND (@topics IS NULL OR topic IN (SELECT value FROM json_each(@topics))) ' +
-      'ORDER BY available_at, message_id LIMIT @limit',
+      'ORDER BY available_at, message_id LIMIT @limit) d ' +
+      'JOIN skein_outbox_events e ON e.message_id = d.message_id ORDER BY d.available_at, d.message_id',
   );
 }
 
-/** Claim one delivery under `token` until `until`. */
-export function claimDelivery(db: Db): Database.Statement<{ id: string; token: string; until: number }> {
-  return db.prepare<{ id: string; token: string; until: number }>(
+/** Claim the pending deliveries of a JSON array of message ids under `token` until `until`, in one statement. */
+export function claimDeliveries(
+  db: Db,
+): Database.Statement<{ ids: string; token: string; until: number }> {
+  return db.prepare<{ ids: string; token: string; until: number }>(
     'UPDATE skein_outbox_deliveries SET attempts = attempts + 1, claim_token = @token, available_at = @until ' +
-      "WHERE message_id = @id AND status = 'pending'",
+      "WHERE message_id IN (SELECT value FROM json_each(@ids)) AND status = 'pending'",
+  );
+}
+
+/**
+ * Mark published, in one statement, the deliveries of a JSON array of message ids that `token`
+ * holds; returns the ids it marked.
+ */
+export function publishClaimed(
+  db: Db,
+): Database.Statement<{ ids: string; token: string; now: number }, { id: string }> {
+  return db.prepare<{ ids: string; token: string; now: number }, { id: string }>(
+    "UPDATE skein_outbox_deliveries SET status = 'published', claim_token = NULL, settled_at = @now " +
+      "WHERE message_id IN (SELECT value FROM json_each(@ids)) AND status = 'pending' AND claim_token = @token " +
+      'RETURNING message_id AS id',
   );
 }
 
@@ -116,13 +142,6 @@ export function renewDelivery(db: Db): Database.Statement<{ id: string; token: s
 export function selectDelivery(db: Db): Database.Statement<[string], DeliveryRow> {
   return db.prepare<[string], DeliveryRow>(
     `SELECT ${DELIVERY_COLUMNS} FROM ${JOINED} WHERE d.message_id = ?`,
-  );
-}
-
-/** The deliveries of a JSON array of message ids (by primary key: a claim reads back what it took). */
-export function selectClaimed(db: Db): Database.Statement<[string], DeliveryRow> {
-  return db.prepare<[string], DeliveryRow>(
-    `SELECT ${DELIVERY_COLUMNS} FROM ${JOINED} WHERE d.message_id IN (SELECT value FROM json_each(?))`,
   );
 }
 
