@@ -199,12 +199,21 @@ export function selectDeliveryQuery(messageId: string): Query {
   };
 }
 
-/** Deliveries after a message id, in one status or any, ordered by id. */
+/**
+ * Deliveries after a message id, in one status or any, ordered by id: a statement for each, so
+ * the generic plan of a prepared statement never walks every delivery to find one status.
+ */
 export function listDeliveriesQuery(status: string | null, after: string, limit: number): Query {
+  if (status === null)
+    return {
+      name: 'skein_outbox_list',
+      text: `SELECT ${DELIVERY_COLUMNS} FROM ${JOINED} WHERE d.message_id > $1 ORDER BY d.message_id LIMIT $2`,
+      values: [after, limit],
+    };
   return {
-    name: 'skein_outbox_list',
+    name: 'skein_outbox_list_status',
     text:
-      `SELECT ${DELIVERY_COLUMNS} FROM ${JOINED} WHERE ($1::text IS NULL OR d.status = $1) ` +
+      `SELECT ${DELIVERY_COLUMNS} FROM ${JOINED} WHERE d.status = $1 ` +
       'AND d.message_id > $2 ORDER BY d.message_id LIMIT $3',
     values: [status, after, limit],
   };

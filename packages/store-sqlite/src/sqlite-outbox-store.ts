@@ -35,6 +35,7 @@ import {
   retireUnsettled,
   selectAvailable,
   selectDeliveries,
+  selectDeliveriesIn,
   selectDelivery,
   selectPrunable,
   settleDelivery,
@@ -63,6 +64,7 @@ export class SqliteOutboxStore implements OutboxStore {
       renew: renewDelivery(db),
       one: selectDelivery(db),
       list: selectDeliveries(db),
+      listIn: selectDeliveriesIn(db),
     };
     this.claimTx = transaction(db, (options, now) => this.claimNow(options, now));
     this.writeTx = transaction(db, (messages) => {
@@ -130,9 +132,12 @@ export class SqliteOutboxStore implements OutboxStore {
   }
 
   async list(query: ListDeliveriesQuery = {}): Promise<OutboxDelivery[]> {
-    return this.statements.list
-      .all({ status: query.status ?? null, after: query.after ?? '', limit: query.limit ?? 100 })
-      .map(deliveryOf);
+    const page = { after: query.after ?? '', limit: query.limit ?? 100 };
+    const rows =
+      query.status === undefined
+        ? this.statements.list.all(page)
+        : this.statements.listIn.all({ ...page, status: query.status });
+    return rows.map(deliveryOf);
   }
 
   /**
