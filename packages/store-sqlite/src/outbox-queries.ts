@@ -68,9 +68,7 @@ export function selectAvailable(
 }
 
 /** Claim the pending deliveries of a JSON array of message ids under `token` until `until`, in one statement. */
-export function claimDeliveries(
-  db: Db,
-): Database.Statement<{ ids: string; token: string; until: number }> {
+export function claimDeliveries(db: Db): Database.Statement<{ ids: string; token: string; until: number }> {
   return db.prepare<{ ids: string; token: string; until: number }>(
     'UPDATE skein_outbox_deliveries SET attempts = attempts + 1, claim_token = @token, available_at = @until ' +
       "WHERE message_id IN (SELECT value FROM json_each(@ids)) AND status = 'pending'",
@@ -146,9 +144,7 @@ export function selectDelivery(db: Db): Database.Statement<[string], DeliveryRow
 }
 
 /** Deliveries after a message id, in any status, ordered by id. */
-export function selectDeliveries(
-  db: Db,
-): Database.Statement<{ after: string; limit: number }, DeliveryRow> {
+export function selectDeliveries(db: Db): Database.Statement<{ after: string; limit: number }, DeliveryRow> {
   return db.prepare<{ after: string; limit: number }, DeliveryRow>(
     `SELECT ${DELIVERY_COLUMNS} FROM ${JOINED} WHERE d.message_id > @after ORDER BY d.message_id LIMIT @limit`,
   );

@@ -40,6 +40,15 @@ import {
   selectPrunable,
   settleDelivery,
 } from './outbox-queries.js';
+import { relaxedCommits } from './relaxed-commit.js';
+
+type SettleParams = {
+  id: string;
+  token: string | null;
+  status: 'published' | 'retired';
+  now: number;
+  error: string | null;
+};
 
 /** The outbox of one SQLite file, with the semantics of `MemoryOutboxStore`. */
 export class SqliteOutboxStore implements OutboxStore {
@@ -50,6 +59,8 @@ export class SqliteOutboxStore implements OutboxStore {
   private readonly publishTx: (claims: readonly { id: string; token: string }[], now: number) => boolean[];
   private readonly rescheduleTx: (id: string, token: string, options: RescheduleOptions) => RescheduleOutcome;
   private readonly pruneTx: (before: number, limit: number) => number;
+  private readonly settleNow: (params: SettleParams) => boolean;
+  private readonly renewNow: (params: { id: string; token: string; until: number }) => boolean;
 
   /** @param db an open connection with the schema migrated (see `openSqliteStores`). */
   constructor(db: Database.Database) {
@@ -66,12 +77,20 @@ export class SqliteOutboxStore implements OutboxStore {
       list: selectDeliveries(db),
       listIn: selectDeliveriesIn(db),
     };
-    this.claimTx = transaction(db, (options, now) => this.claimNow(options, now));
+    // Claims and settlements skip the fsync; messages keep the file's durability (relaxed-commit.ts).
+    const relaxed = relaxedCommits(db);
+    this.claimTx = relaxed(transaction(db, (options, now) => this.claimNow(options, now)));
     this.writeTx = transaction(db, (messages) => {
       for (const message of messages) this.insert(message);
     });
-    this.publishTx = transaction(db, (claims, now) => this.publishNow(claims, now));
-    this.rescheduleTx = transaction(db, (id, token, options) => this.rescheduleNow(id, token, options));
+    this.publishTx = relaxed(transaction(db, (claims, now) => this.publishNow(claims, now)));
+    this.rescheduleTx = relaxed(
+      transaction(db, (id, token, options) => this.rescheduleNow(id, token, options)),
+    );
+    this.settleNow = relaxed((params: SettleParams) => this.statements.settle.run(params).changes > 0);
+    this.renewNow = relaxed(
+      (params: { id: string; token: string; until: number }) => this.statements.renew.run(params).changes > 0,
+    );
     const prunable = selectPrunable(db);
     const remove = deleteMessages(db);
     this.pruneTx = transaction(db, (before, limit) => {
@@ -100,8 +119,7 @@ export class SqliteOutboxStore implements OutboxStore {
   }
 
   async markPublished(messageId: string, token: string, now: number): Promise<boolean> {
-    const params = { id: messageId, token, status: 'published' as const, now, error: null };
-    return this.statements.settle.run(params).changes > 0;
+    return this.settleNow({ id: messageId, token, status: 'published', now, error: null });
   }
 
   async markPublishedAll(claims: readonly { id: string; token: string }[], now: number): Promise<boolean[]> {
@@ -113,12 +131,11 @@ export class SqliteOutboxStore implements OutboxStore {
   }
 
   async retire(messageId: string, token: string, reason: string, now: number): Promise<boolean> {
-    const params = { id: messageId, token, status: 'retired' as const, now, error: reason };
-    return this.statements.settle.run(params).changes > 0;
+    return this.settleNow({ id: messageId, token, status: 'retired', now, error: reason });
   }
 
   async renew(messageId: string, token: string, now: number, leaseMs: number): Promise<boolean> {
-    return this.statements.renew.run({ id: messageId, token, until: now + leaseMs }).changes > 0;
+    return this.renewNow({ id: messageId, token, until: now + leaseMs });
   }
 
   async prune(options: PruneDeliveriesOptions): Promise<number> {
