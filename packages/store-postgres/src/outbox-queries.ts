@@ -34,7 +34,7 @@ export type DeliveryRow<D extends OutboxDelivery = OutboxDelivery> = Omit<D, 'he
 /** The delivery of a row read with the headers column. */
 export function deliveryOf<D extends OutboxDelivery>(row: DeliveryRow<D>): D {
   const { headers, ...rest } = row;
-  return (headers === null ? rest : { ...rest, headers: JSON.parse(headers) }) as D;
+  return (headers === null ? rest : { ...rest, headers: JSON.parse(headers) }) as unknown as D;
 }
 
 /**

@@ -77,7 +77,7 @@ export class PostgresOutboxStore implements OutboxStore {
       await this.db.query<DeliveryRow<ClaimedDelivery> & { retiredCount?: number }>('outbox.claim', query)
     ).rows;
     for (const row of rows) delete row.retiredCount;
-    return rows.map(deliveryOf);
+    return rows.map((row) => deliveryOf<ClaimedDelivery>(row));
   }
 
   async markPublished(messageId: string, token: string, now: number): Promise<boolean> {
