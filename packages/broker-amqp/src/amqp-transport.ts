@@ -143,10 +143,23 @@ export class AmqpTransport implements Transport {
     }
   }
 
-  /** Publish each message persistent and mandatory, and say what the broker answered (O2). */
+  /**
+   * Publish each message persistent and mandatory, and say what the broker answered (O2). All
+   * of them go out at once; once every confirm (or failure) is in, one turn of the event loop
+   * lets the broker's returns arrive (see `returnedReason`) before the outcomes are read.
+   */
   async publish(messages: readonly TransportMessage[]): Promise<PublishOutcome[]> {
     if (this.closed) throw new AmqpTransportClosedError('publish');
-    return Promise.all(messages.map((message) => this.publishOne(message)));
+    const sent = await Promise.all(
+      messages.map((message) =>
+        this.send(this.topology.exchange, message.topic, message, {}).then(
+          () => undefined,
+          (error: unknown) => error,
+        ),
+      ),
+    );
+    await new Promise((resolve) => setImmediate(resolve));
+    return messages.map((message, i) => this.outcomeOf(message, sent[i]));
   }
 
   async consume(topic: string, handler: MessageHandler, options: ConsumeOptions = {}): Promise<Subscription> {
@@ -216,16 +229,15 @@ export class AmqpTransport implements Transport {
     }
   }
 
-  private async publishOne(message: TransportMessage): Promise<PublishOutcome> {
-    try {
-      await this.send(this.topology.exchange, message.topic, message, {});
-    } catch (error) {
-      this.returned.delete(message.id);
+  /** What became of one publish of a batch: `error` is what its send rejected with, if it did. */
+  private outcomeOf(message: TransportMessage, error: unknown): PublishOutcome {
+    const returned = this.returned.get(message.id);
+    this.returned.delete(message.id);
+    if (error !== undefined) {
       const code = (error as { code?: string }).code;
       const reason = error instanceof Error ? error.message : String(error);
       return { status: code === 'NACK' ? 'nacked' : 'failed', reason };
     }
-    const returned = await this.returnedReason(message.id);
     if (returned === undefined) return { status: 'confirmed' };
     return { status: 'returned', reason: `no queue takes topic "${message.topic}" (${returned})` };
   }

@@ -29,6 +29,7 @@ describe('public entry points', () => {
     expect(Object.keys(otel).sort()).toEqual([
       'CallerContexts',
       'SkeinAttributes',
+      'callerTraceHeaders',
       'callerTraceparent',
       'executionSpanIdOf',
       'otelObserver',

@@ -10,6 +10,7 @@ import type { AppendRequest, OutboxMessage } from '@skein/workflow-runtime/spi';
 import { describe, expect, it } from 'vitest';
 import { draft } from './drafts.js';
 import { rejectionOf, type StoresWith, withStores } from './harness.js';
+import { outboxHeaderCases } from './outbox-header-cases.js';
 import { outboxPruneCases } from './outbox-prune-cases.js';
 
 /** Options of {@link outboxStoreSuite}: `open` returns stores with an outbox. */
@@ -329,5 +330,6 @@ export function outboxStoreSuite({ name, open }: OutboxStoreSuiteOptions): void 
     );
 
     outboxPruneCases(run);
+    outboxHeaderCases(run);
   });
 }

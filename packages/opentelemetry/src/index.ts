@@ -4,6 +4,7 @@
  */
 export {
   CallerContexts,
+  callerTraceHeaders,
   callerTraceparent,
   spanContextOf,
   traceparentOfSpan,

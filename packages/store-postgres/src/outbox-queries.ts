@@ -1,14 +1,14 @@
-/** The outbox's statements (migration 0010), one query per function. */
-import type { AppendRequest, OutboxMessage } from '@skein/workflow-runtime/spi';
+/** The outbox's statements (migrations 0010 and 0017), one query per function. */
+import type { AppendRequest, OutboxDelivery, OutboxMessage } from '@skein/workflow-runtime/spi';
 import type { Query } from './database.js';
 
 const DELIVERY_COLUMNS =
   'd.message_id AS id, e.topic, e.key, e.payload, e.created_at AS "createdAt", d.status, ' +
   'd.available_at AS "availableAt", d.attempts, d.claim_token AS "claimToken", d.last_error AS "lastError", ' +
-  'd.settled_at AS "settledAt"';
+  'd.settled_at AS "settledAt", e.headers';
 const JOINED = 'skein_outbox_deliveries d JOIN skein_outbox_events e ON e.message_id = d.message_id';
 
-/** The message columns of `messages` as arrays, from parameter `$first` on (six of them). */
+/** The message columns of `messages` as arrays, from parameter `$first` on (seven of them). */
 export function messageArrays(messages: readonly OutboxMessage[]): unknown[] {
   return [
     messages.map((m) => m.id),
@@ -17,7 +17,24 @@ export function messageArrays(messages: readonly OutboxMessage[]): unknown[] {
     messages.map((m) => m.payload),
     messages.map((m) => m.createdAt),
     messages.map((m) => m.availableAt ?? m.createdAt),
+    messages.map((m) => headersText(m.headers)),
   ];
+}
+
+/** The headers column of a message: JSON, or NULL when it has none. */
+function headersText(headers: Readonly<Record<string, string>> | undefined): string | null {
+  return headers === undefined || Object.keys(headers).length === 0 ? null : JSON.stringify(headers);
+}
+
+/** A delivery as its statements read it: the headers as their JSON text. */
+export type DeliveryRow<D extends OutboxDelivery = OutboxDelivery> = Omit<D, 'headers'> & {
+  headers: string | null;
+};
+
+/** The delivery of a row read with the headers column. */
+export function deliveryOf<D extends OutboxDelivery>(row: DeliveryRow<D>): D {
+  const { headers, ...rest } = row;
+  return (headers === null ? rest : { ...rest, headers: JSON.parse(headers) }) as unknown as D;
 }
 
 /**
@@ -29,13 +46,14 @@ export function messageArrays(messages: readonly OutboxMessage[]): unknown[] {
  * dropped with the unused join that referenced it, and an enqueue woke no publisher.
  */
 export function outboxCtes(first: number): string {
-  const [i, t, k, p, c, a, ch] = [0, 1, 2, 3, 4, 5, 6].map((n) => `$${first + n}`);
+  const [i, t, k, p, c, a, h, ch] = [0, 1, 2, 3, 4, 5, 6, 7].map((n) => `$${first + n}`);
   return `
 outboxed AS (
-  INSERT INTO skein_outbox_events (message_id, topic, key, payload, created_at)
-  SELECT m.i, m.t, m.k, m.p, m.c
+  INSERT INTO skein_outbox_events (message_id, topic, key, payload, created_at, headers)
+  SELECT m.i, m.t, m.k, m.p, m.c, m.h
   FROM verdict v CROSS JOIN (SELECT count(*) AS n FROM written) w
-  CROSS JOIN unnest(${i}::text[], ${t}::text[], ${k}::text[], ${p}::text[], ${c}::bigint[]) AS m (i, t, k, p, c)
+  CROSS JOIN unnest(${i}::text[], ${t}::text[], ${k}::text[], ${p}::text[], ${c}::bigint[], ${h}::text[])
+    AS m (i, t, k, p, c, h)
   WHERE v.refusal IS NULL AND w.n > 0
   RETURNING message_id, topic
 ),
@@ -56,11 +74,11 @@ export function writeMessagesQuery(messages: readonly OutboxMessage[], channel: 
     name: 'skein_outbox_write',
     text: `
 WITH outboxed AS (
-  INSERT INTO skein_outbox_events (message_id, topic, key, payload, created_at)
-  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[])
+  INSERT INTO skein_outbox_events (message_id, topic, key, payload, created_at, headers)
+  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $7::text[])
   RETURNING message_id, topic
 ),
-notified AS (SELECT pg_notify($7, ''))
+notified AS (SELECT pg_notify($8, ''))
 INSERT INTO skein_outbox_deliveries (message_id, topic, status, available_at)
 SELECT o.message_id, o.topic, 'pending', q.a
 FROM outboxed o JOIN unnest($1::text[], $6::bigint[]) AS q (i, a) ON q.i = o.message_id
@@ -109,7 +127,7 @@ claimed AS (
 )
 SELECT c.message_id AS id, e.topic, e.key, e.payload, e.created_at AS "createdAt", c.status,
   c.available_at AS "availableAt", c.attempts, c.claim_token AS "claimToken", c.last_error AS "lastError",
-  c.settled_at AS "settledAt", (SELECT count(*) FROM retired) AS "retiredCount"
+  c.settled_at AS "settledAt", e.headers, (SELECT count(*) FROM retired) AS "retiredCount"
 FROM claimed c JOIN skein_outbox_events e ON e.message_id = c.message_id
 ORDER BY c.was_available_at, c.message_id`,
     values: [now, limit, token, until, max, topics],
@@ -181,12 +199,21 @@ export function selectDeliveryQuery(messageId: string): Query {
   };
 }
 
-/** Deliveries after a message id, in one status or any, ordered by id. */
+/**
+ * Deliveries after a message id, in one status or any, ordered by id: a statement for each, so
+ * the generic plan of a prepared statement never walks every delivery to find one status.
+ */
 export function listDeliveriesQuery(status: string | null, after: string, limit: number): Query {
+  if (status === null)
+    return {
+      name: 'skein_outbox_list',
+      text: `SELECT ${DELIVERY_COLUMNS} FROM ${JOINED} WHERE d.message_id > $1 ORDER BY d.message_id LIMIT $2`,
+      values: [after, limit],
+    };
   return {
-    name: 'skein_outbox_list',
+    name: 'skein_outbox_list_status',
     text:
-      `SELECT ${DELIVERY_COLUMNS} FROM ${JOINED} WHERE ($1::text IS NULL OR d.status = $1) ` +
+      `SELECT ${DELIVERY_COLUMNS} FROM ${JOINED} WHERE d.status = $1 ` +
       'AND d.message_id > $2 ORDER BY d.message_id LIMIT $3',
     values: [status, after, limit],
   };

@@ -24,6 +24,8 @@ import { isUniqueViolation } from './errors.js';
 import { refuseNul } from './nul-text.js';
 import {
   claimQuery,
+  type DeliveryRow,
+  deliveryOf,
   listDeliveriesQuery,
   pruneQuery,
   publishAllQuery,
@@ -71,10 +73,11 @@ export class PostgresOutboxStore implements OutboxStore {
     const until = now + options.leaseMs;
     const topics = options.topics === undefined ? null : [...options.topics];
     const query = claimQuery(now, options.limit, newId(), until, max, topics);
-    const rows = (await this.db.query<ClaimedDelivery & { retiredCount?: number }>('outbox.claim', query))
-      .rows;
+    const rows = (
+      await this.db.query<DeliveryRow<ClaimedDelivery> & { retiredCount?: number }>('outbox.claim', query)
+    ).rows;
     for (const row of rows) delete row.retiredCount;
-    return rows;
+    return rows.map((row) => deliveryOf<ClaimedDelivery>(row));
   }
 
   async markPublished(messageId: string, token: string, now: number): Promise<boolean> {
@@ -119,13 +122,15 @@ export class PostgresOutboxStore implements OutboxStore {
 
   async get(messageId: string): Promise<OutboxDelivery | null> {
     return (
-      (await this.db.query<OutboxDelivery>('outbox.get', selectDeliveryQuery(messageId))).rows[0] ?? null
+      (await this.db.query<DeliveryRow>('outbox.get', selectDeliveryQuery(messageId))).rows.map(
+        deliveryOf,
+      )[0] ?? null
     );
   }
 
   async list(query: ListDeliveriesQuery = {}): Promise<OutboxDelivery[]> {
     const q = listDeliveriesQuery(query.status ?? null, query.after ?? '', query.limit ?? 100);
-    return (await this.db.query<OutboxDelivery>('outbox.list', q)).rows;
+    return (await this.db.query<DeliveryRow>('outbox.list', q)).rows.map(deliveryOf);
   }
 }
 

@@ -24,19 +24,31 @@ import {
 } from '@skein/workflow-runtime/spi';
 import type Database from 'better-sqlite3';
 import {
-  claimDelivery,
+  type AvailableRow,
+  claimDeliveries,
   deleteMessages,
+  deliveryOf,
   insertOutboxMessage,
+  publishClaimed,
   renewDelivery,
   rescheduleDelivery,
   retireUnsettled,
   selectAvailable,
-  selectClaimed,
   selectDeliveries,
+  selectDeliveriesIn,
   selectDelivery,
   selectPrunable,
   settleDelivery,
 } from './outbox-queries.js';
+import { relaxedCommits } from './relaxed-commit.js';
+
+type SettleParams = {
+  id: string;
+  token: string | null;
+  status: 'published' | 'retired';
+  now: number;
+  error: string | null;
+};
 
 /** The outbox of one SQLite file, with the semantics of `MemoryOutboxStore`. */
 export class SqliteOutboxStore implements OutboxStore {
@@ -47,32 +59,38 @@ export class SqliteOutboxStore implements OutboxStore {
   private readonly publishTx: (claims: readonly { id: string; token: string }[], now: number) => boolean[];
   private readonly rescheduleTx: (id: string, token: string, options: RescheduleOptions) => RescheduleOutcome;
   private readonly pruneTx: (before: number, limit: number) => number;
+  private readonly settleNow: (params: SettleParams) => boolean;
+  private readonly renewNow: (params: { id: string; token: string; until: number }) => boolean;
 
   /** @param db an open connection with the schema migrated (see `openSqliteStores`). */
   constructor(db: Database.Database) {
     this.insert = insertOutboxMessage(db);
     this.statements = {
       available: selectAvailable(db),
-      claim: claimDelivery(db),
+      claim: claimDeliveries(db),
+      publish: publishClaimed(db),
       settle: settleDelivery(db),
       retireUnsettled: retireUnsettled(db),
       reschedule: rescheduleDelivery(db),
       renew: renewDelivery(db),
       one: selectDelivery(db),
-      claimed: selectClaimed(db),
       list: selectDeliveries(db),
+      listIn: selectDeliveriesIn(db),
     };
-    this.claimTx = transaction(db, (options, now) => this.claimNow(options, now));
+    // Claims and settlements skip the fsync; messages keep the file's durability (relaxed-commit.ts).
+    const relaxed = relaxedCommits(db);
+    this.claimTx = relaxed(transaction(db, (options, now) => this.claimNow(options, now)));
     this.writeTx = transaction(db, (messages) => {
       for (const message of messages) this.insert(message);
     });
-    this.publishTx = transaction(db, (claims, now) =>
-      claims.map(
-        ({ id, token }) =>
-          this.statements.settle.run({ id, token, status: 'published', now, error: null }).changes > 0,
-      ),
+    this.publishTx = relaxed(transaction(db, (claims, now) => this.publishNow(claims, now)));
+    this.rescheduleTx = relaxed(
+      transaction(db, (id, token, options) => this.rescheduleNow(id, token, options)),
     );
-    this.rescheduleTx = transaction(db, (id, token, options) => this.rescheduleNow(id, token, options));
+    this.settleNow = relaxed((params: SettleParams) => this.statements.settle.run(params).changes > 0);
+    this.renewNow = relaxed(
+      (params: { id: string; token: string; until: number }) => this.statements.renew.run(params).changes > 0,
+    );
     const prunable = selectPrunable(db);
     const remove = deleteMessages(db);
     this.pruneTx = transaction(db, (before, limit) => {
@@ -101,8 +119,7 @@ export class SqliteOutboxStore implements OutboxStore {
   }
 
   async markPublished(messageId: string, token: string, now: number): Promise<boolean> {
-    const params = { id: messageId, token, status: 'published' as const, now, error: null };
-    return this.statements.settle.run(params).changes > 0;
+    return this.settleNow({ id: messageId, token, status: 'published', now, error: null });
   }
 
   async markPublishedAll(claims: readonly { id: string; token: string }[], now: number): Promise<boolean[]> {
@@ -114,12 +131,11 @@ export class SqliteOutboxStore implements OutboxStore {
   }
 
   async retire(messageId: string, token: string, reason: string, now: number): Promise<boolean> {
-    const params = { id: messageId, token, status: 'retired' as const, now, error: reason };
-    return this.statements.settle.run(params).changes > 0;
+    return this.settleNow({ id: messageId, token, status: 'retired', now, error: reason });
   }
 
   async renew(messageId: string, token: string, now: number, leaseMs: number): Promise<boolean> {
-    return this.statements.renew.run({ id: messageId, token, until: now + leaseMs }).changes > 0;
+    return this.renewNow({ id: messageId, token, until: now + leaseMs });
   }
 
   async prune(options: PruneDeliveriesOptions): Promise<number> {
@@ -128,44 +144,63 @@ export class SqliteOutboxStore implements OutboxStore {
   }
 
   async get(messageId: string): Promise<OutboxDelivery | null> {
-    return this.statements.one.get(messageId) ?? null;
+    const row = this.statements.one.get(messageId);
+    return row === undefined ? null : deliveryOf(row);
   }
 
   async list(query: ListDeliveriesQuery = {}): Promise<OutboxDelivery[]> {
-    return this.statements.list.all({
-      status: query.status ?? null,
-      after: query.after ?? '',
-      limit: query.limit ?? 100,
-    });
+    const page = { after: query.after ?? '', limit: query.limit ?? 100 };
+    const rows =
+      query.status === undefined
+        ? this.statements.list.all(page)
+        : this.statements.listIn.all({ ...page, status: query.status });
+    return rows.map(deliveryOf);
   }
 
-  /** The claim's transaction: retire what its claimers never settled, claim the rest. */
+  /**
+   * The claim's transaction: retire what its claimers never settled, claim the rest with one
+   * statement per page, and hand out what the read found (no read-back).
+   */
   private claimNow(options: ClaimDeliveriesOptions, now: number): ClaimedDelivery[] {
     const max = options.maxDeliveryAttempts ?? DEFAULT_MAX_DELIVERY_ATTEMPTS;
     const topics = options.topics === undefined ? null : JSON.stringify(options.topics);
     const token = newId();
     const until = now + options.leaseMs;
-    const order: string[] = [];
+    const claimed: ClaimedDelivery[] = [];
     for (;;) {
-      const want = options.limit - order.length;
-      const rows = this.statements.available.all({ now: now, limit: want, topics });
-      let retired = 0;
+      const want = options.limit - claimed.length;
+      const rows = this.statements.available.all({ now, limit: want, topics });
+      const take: AvailableRow[] = [];
       for (const row of rows) {
-        if (row.attempts >= max) {
+        if (row.attempts < max) take.push(row);
+        else {
           const error = unsettledDiagnostic(row.attempts, row.lastError);
           this.statements.retireUnsettled.run({ id: row.id, now, error });
-          retired += 1;
-          continue;
         }
-        this.statements.claim.run({ id: row.id, token, until });
-        order.push(row.id);
+      }
+      if (take.length > 0) {
+        this.statements.claim.run({ ids: JSON.stringify(take.map((row) => row.id)), token, until });
+        for (const row of take) claimed.push(claimedOf(row, token, until));
       }
       // Retired rows made room: look again, until the page is full or nothing is left.
-      if (retired === 0 || rows.length < want) break;
+      if (take.length === rows.length || rows.length < want) break;
     }
-    if (order.length === 0) return [];
-    const byId = new Map(this.statements.claimed.all(JSON.stringify(order)).map((row) => [row.id, row]));
-    return order.map((id) => byId.get(id) as ClaimedDelivery);
+    return claimed;
+  }
+
+  /** Mark published what each token holds, one statement per token (a batch has one). */
+  private publishNow(claims: readonly { id: string; token: string }[], now: number): boolean[] {
+    const byToken = new Map<string, string[]>();
+    for (const { id, token } of claims) {
+      const ids = byToken.get(token);
+      if (ids === undefined) byToken.set(token, [id]);
+      else ids.push(id);
+    }
+    const marked = new Set<string>();
+    for (const [token, ids] of byToken)
+      for (const row of this.statements.publish.all({ ids: JSON.stringify(ids), token, now }))
+        marked.add(row.id);
+    return claims.map(({ id }) => marked.has(id));
   }
 
   private rescheduleNow(messageId: string, token: string, options: RescheduleOptions): RescheduleOutcome {
@@ -197,4 +232,19 @@ export function isTakenMessageId(error: unknown): boolean {
     error.code === 'SQLITE_CONSTRAINT_PRIMARYKEY' &&
     error.message.includes('skein_outbox_')
   );
+}
+
+/** The delivery a claim hands out for an available row it took. */
+function claimedOf(row: AvailableRow, token: string, until: number): ClaimedDelivery {
+  const { headers, ...message } = row;
+  const claimed: ClaimedDelivery = {
+    ...message,
+    status: 'pending',
+    availableAt: until,
+    attempts: row.attempts + 1,
+    claimToken: token,
+    settledAt: null,
+  };
+  if (headers !== null) claimed.headers = JSON.parse(headers) as Record<string, string>;
+  return claimed;
 }

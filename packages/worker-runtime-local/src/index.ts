@@ -30,3 +30,4 @@ export {
   WAKEUP_CHANNEL_TIMERS,
   type WakeupSource,
 } from './supervisor-wakeups.js';
+export type { TraceparentHook } from './trace-context.js';

@@ -15,7 +15,7 @@ import {
 } from '@skein/worker-runtime';
 import { InvalidInputError, type OutboxStore, type Stores } from '@skein/workflow-runtime';
 import { type ClaimedDelivery, DEFAULT_MAX_DELIVERY_ATTEMPTS } from '@skein/workflow-runtime/spi';
-import { OutboxMissingError, TransportClosedError } from './errors.js';
+import { OutboxMissingError } from './errors.js';
 import { type OutboxRetention, type OutboxRetentionOptions, retentionOf } from './outbox-retention.js';
 import { WAKEUP_CHANNEL_OUTBOX } from './store-transport.js';
 import type { WakeupSource } from './supervisor-wakeups.js';
@@ -153,28 +153,41 @@ export class OutboxPublisher {
 
   /** Claim one batch, publish it, and settle each delivery by its own outcome. */
   async relayOnce(): Promise<RelayReport> {
-    const report: RelayReport = { claimed: 0, published: 0, rescheduled: 0, retired: 0, lost: 0 };
-    const batch = await this.outbox.claim({
+    const report = emptyReport();
+    const batch = await this.claimBatch();
+    report.claimed = batch.length;
+    if (batch.length > 0) await this.settleBatch(batch, await this.publish(batch), report);
+    return report;
+  }
+
+  private claimBatch(): Promise<ClaimedDelivery[]> {
+    return this.outbox.claim({
       now: this.clock(),
       limit: this.batchSize,
       leaseMs: this.leaseMs,
       maxDeliveryAttempts: this.maxAttempts,
     });
-    report.claimed = batch.length;
-    if (batch.length === 0) return report;
-    const outcomes = await this.publish(batch);
-    // O2: the confirmed ones are marked published together, in one transaction.
+  }
+
+  /** O2: the confirmed ones are marked published together, in one call; the others go back each with its reason. */
+  private async settleBatch(
+    batch: readonly ClaimedDelivery[],
+    outcomes: readonly PublishOutcome[],
+    report: RelayReport,
+  ): Promise<void> {
     const confirmed = batch.filter((_, i) => outcomes[i]!.status === 'confirmed');
-    const marks = this.outbox.markPublishedAll(
-      confirmed.map((d) => ({ id: d.id, token: d.claimToken })),
-      this.clock(),
-    );
+    const marks =
+      confirmed.length === 0
+        ? Promise.resolve([])
+        : this.outbox.markPublishedAll(
+            confirmed.map((d) => ({ id: d.id, token: d.claimToken })),
+            this.clock(),
+          );
     const failed = batch.flatMap((d, i) =>
       outcomes[i]!.status === 'confirmed' ? [] : [this.settle(d, outcomes[i]!, report)],
     );
     for (const marked of await marks) report[marked ? 'published' : 'lost'] += 1;
     await Promise.all(failed);
-    return report;
   }
 
   private async publish(batch: readonly ClaimedDelivery[]): Promise<PublishOutcome[]> {
@@ -220,17 +233,37 @@ export class OutboxPublisher {
     }
   }
 
+  /**
+   * One relay loop, pipelined: while the broker confirms a full batch, the loop claims the next
+   * one, and once the confirms are in, the batch's settlement goes on in the background while
+   * the next batch is published, so the broker is not left waiting for the store. At most one
+   * claim ahead and one settlement per loop are in flight; a claim lapses only after
+   * `leaseMs`, and O2 holds: only confirmed deliveries are marked published.
+   */
   private async run(): Promise<void> {
-    while (!this.stopping) {
-      let full = false;
-      try {
-        const report = await this.relayOnce();
-        full = report.claimed === this.batchSize;
-      } catch (error) {
-        if (error instanceof TransportClosedError) return;
-        this.onError(error, 'OutboxPublisher: relay');
+    let ahead: Promise<ClaimedDelivery[]> | undefined;
+    let settling: Promise<void> | undefined;
+    const settled = async () => {
+      await settling;
+      settling = undefined;
+    };
+    for (;;) {
+      const batch = await (ahead ?? this.claimAhead());
+      ahead = undefined;
+      if (batch.length > 0) {
+        const publishing = this.publish(batch);
+        // A full batch says more is waiting: claim it while this one is confirmed.
+        if (batch.length === this.batchSize && !this.stopping) ahead = this.claimAhead();
+        const outcomes = await publishing;
+        await settled();
+        settling = this.settleBatch(batch, outcomes, emptyReport()).catch((error: unknown) =>
+          this.onError(error, 'OutboxPublisher: settle'),
+        );
       }
-      if (full || this.stopping) continue;
+      if (ahead !== undefined) continue; // a batch claimed ahead is published, even when stopping
+      if (this.stopping) break;
+      if (batch.length === this.batchSize) continue;
+      await settled();
       if (this.kicked) {
         this.kicked = false;
         continue;
@@ -245,6 +278,15 @@ export class OutboxPublisher {
         this.sleepers.add(wake);
       });
     }
+    await settled();
+  }
+
+  /** A claim whose failure is reported and comes to an empty batch (the loop looks again later). */
+  private claimAhead(): Promise<ClaimedDelivery[]> {
+    return this.claimBatch().catch((error: unknown) => {
+      this.onError(error, 'OutboxPublisher: claim');
+      return [];
+    });
   }
 
   private validate(): void {
@@ -271,4 +313,8 @@ export class OutboxPublisher {
     issues.push(...backoffIssues('retry', { initialMs: this.initialMs, maxMs: this.maxMs }));
     if (issues.length > 0) throw new InvalidInputError('OutboxPublisher options', issues);
   }
+}
+
+function emptyReport(): RelayReport {
+  return { claimed: 0, published: 0, rescheduled: 0, retired: 0, lost: 0 };
 }

@@ -4,7 +4,12 @@
  * the leader (one node at a time, by a leader lease) also dead-letters poison work, fires due
  * timers and recovers executions whose lease expired (adr/0006).
  */
-import { isSupersededRefusal, type Subscription, type Transport } from '@skein/worker-runtime';
+import {
+  isSupersededRefusal,
+  type Subscription,
+  type Transport,
+  type TransportMessage,
+} from '@skein/worker-runtime';
 import { type FanOutStore, InvalidInputError, type Runtime, type Stores } from '@skein/workflow-runtime';
 import {
   backingOff,
@@ -24,6 +29,7 @@ import { SupervisorTickError } from './errors.js';
 import { QueueClaims } from './queue-claims.js';
 import { SupervisorWakeups, type WakeupSource } from './supervisor-wakeups.js';
 import { deadLetterReason, TickFailures } from './tick-failures.js';
+import { adoptTraceContext, type TraceparentHook } from './trace-context.js';
 
 /** Options of {@link Supervisor}. */
 export interface SupervisorOptions {
@@ -66,6 +72,13 @@ export interface SupervisorOptions {
    * (default: none). See `docs/outbox.md`.
    */
   transport?: Transport;
+  /**
+   * Told the W3C trace context (`traceparent`, `tracestate`) an `execution.pending` message
+   * heard through `transport` carried, before the run it starts; what it returns is called
+   * when that run ends. Pass `CallerContexts.adopt` of `@skein/opentelemetry`, so the run's
+   * spans continue the enqueuer's trace (default: none). See `docs/outbox.md#headers`.
+   */
+  onTraceparent?: TraceparentHook;
   /**
    * Fan-out shard stores whose expired chunks this node's leader recovers, besides
    * `stores.fanOuts` and the runtime's shards (`createRuntime({ shards })`) (default: none;
@@ -140,6 +153,7 @@ export class Supervisor {
   /** Claims of the runtime's queues, when its stores keep queues (docs/queues.md). */
   private readonly queueClaims: QueueClaims | undefined;
   private readonly transport: Transport | undefined;
+  private readonly onTraceparent: TraceparentHook | undefined;
   private subscription: Subscription | undefined;
   /** Resolvers waiting for a free slot (a heard message waits for one before it claims). */
   private readonly slotWaiters: (() => void)[] = [];
@@ -176,6 +190,7 @@ export class Supervisor {
       intervalMs: this.intervalMs,
       concurrency: this.concurrency,
       deadlineMs: this.deadlineMs,
+      onTraceparent: options.onTraceparent,
     });
     this.owner = this.runtime.leaseOwner;
     this.handedOver = this.runtime.stopMaintenance();
@@ -194,6 +209,7 @@ export class Supervisor {
             onError: this.onError,
           });
     this.transport = options.transport;
+    this.onTraceparent = options.onTraceparent;
     this.wakeups =
       options.wakeups === undefined
         ? undefined
@@ -328,7 +344,7 @@ export class Supervisor {
     try {
       this.subscription = await this.transport.consume(
         EXECUTION_PENDING_TOPIC,
-        (message) => this.heard(message.payload),
+        (message) => this.heard(message),
         {
           prefetch: this.concurrency,
         },
@@ -344,7 +360,7 @@ export class Supervisor {
    * node has it or it is no longer pending: a lost race is not an error. A failing claim
    * rejects, and the transport hands the message out again.
    */
-  private async heard(payload: string): Promise<'ack' | 'quarantine'> {
+  private async heard({ payload, headers }: TransportMessage): Promise<'ack' | 'quarantine'> {
     let pending: ExecutionPendingPayload;
     try {
       pending = JSON.parse(payload) as ExecutionPendingPayload;
@@ -359,8 +375,9 @@ export class Supervisor {
     if (this.inFlight.has(id)) return 'ack';
     if (!(await this.claim(id, 'pending'))) return 'ack';
     if (this.inFlight.has(id)) return 'ack';
+    const forget = adoptTraceContext(this.onTraceparent, id, headers, this.onError);
     this.launch(id, 'run of a pending execution heard through the transport', () =>
-      this.runtime.execute({ executionId: id, workflow: pending.workflow }),
+      this.runtime.execute({ executionId: id, workflow: pending.workflow }).finally(forget),
     );
     return 'ack';
   }
@@ -615,6 +632,7 @@ function validate(s: {
   intervalMs: number;
   concurrency: number;
   deadlineMs: number;
+  onTraceparent: unknown;
 }): void {
   const issues: { path: string; message: string }[] = [];
   if (s.runtime?.leaseTtlMs === undefined)
@@ -629,5 +647,7 @@ function validate(s: {
     issues.push({ path: 'concurrency', message: `must be an integer >= 1, got ${s.concurrency}` });
   if (!(s.deadlineMs > 0))
     issues.push({ path: 'tickFailureDeadlineMs', message: `must be > 0, got ${s.deadlineMs}` });
+  if (s.onTraceparent !== undefined && typeof s.onTraceparent !== 'function')
+    issues.push({ path: 'onTraceparent', message: `must be a function, got ${typeof s.onTraceparent}` });
   if (issues.length > 0) throw new InvalidInputError('Supervisor options', issues);
 }

@@ -95,7 +95,10 @@ export const DEFAULT_PREFETCH = 10;
 /** Default of {@link ConsumeOptions.maxAttempts}. */
 export const DEFAULT_CONSUME_MAX_ATTEMPTS = 5;
 
-/** The transport message of a claimed outbox delivery; its attempt is the delivery's claim count. */
+/**
+ * The transport message of a claimed outbox delivery; its attempt is the delivery's claim
+ * count, and it carries the message's headers (the enqueuer's trace context, say).
+ */
 export function messageOf(delivery: OutboxDelivery): TransportMessage {
   const message: TransportMessage = {
     id: delivery.id,
@@ -104,6 +107,7 @@ export function messageOf(delivery: OutboxDelivery): TransportMessage {
     attempt: Math.max(1, delivery.attempts),
   };
   if (delivery.key !== '') message.key = delivery.key;
+  if (delivery.headers !== undefined) message.headers = delivery.headers;
   return message;
 }
 

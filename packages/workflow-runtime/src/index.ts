@@ -79,6 +79,7 @@ export type {
   RuntimeObserver,
 } from './observers.js';
 export type { OutboxStore } from './outbox.js';
+export type { OutboxHeadersHook } from './outbox-headers.js';
 export { DEFAULT_GET_EVENT_TIMEOUT_MS, type GetEventOptions } from './published-events.js';
 export { defineQueue, type QueueDefinition, type QueueOptions } from './queues/define-queue.js';
 export type { QueueEnqueueOptions } from './queues/queued-enqueue.js';

@@ -26,6 +26,12 @@ export interface OutboxMessage {
   createdAt: number;
   /** Not relayed before this time, in ms since the epoch (default: `createdAt`). */
   availableAt?: number;
+  /**
+   * String headers that travel with the message to its consumers (W3C `traceparent` and
+   * `tracestate`, say), written in the same transaction; see `checkOutboxMessages` for
+   * what a header may be (default: none).
+   */
+  headers?: Readonly<Record<string, string>>;
 }
 
 /** Where a delivery stands. */
@@ -49,6 +55,8 @@ export interface OutboxDelivery {
   lastError: string | null;
   /** When it was marked published or retired (null while pending). */
   settledAt: number | null;
+  /** The message's headers, when it was written with some. */
+  headers?: Readonly<Record<string, string>>;
 }
 
 /** A delivery handed to its claimer, with the token that alone may settle it. */
@@ -180,7 +188,62 @@ const messageSchema = z.object({
   payload: z.string(),
   createdAt: z.number().int().nonnegative(),
   availableAt: z.number().int().nonnegative().optional(),
+  headers: z
+    .record(z.string(), z.string())
+    .optional()
+    .superRefine((headers, ctx) => {
+      for (const issue of headerIssues(headers ?? {})) ctx.addIssue({ code: 'custom', ...issue });
+    }),
 });
+
+/** Check an outbox message's headers alone; throws `InvalidInputError` naming `where` and the header. */
+export function checkOutboxHeaders(headers: Readonly<Record<string, string>>, where: string): void {
+  if (typeof headers !== 'object' || headers === null || Array.isArray(headers))
+    throw new InvalidInputError(where, [
+      { path: '', message: `must be an object of strings, got ${typeof headers}` },
+    ]);
+  const issues = headerIssues(headers).map((issue) => ({
+    path: issue.path.join('.'),
+    message: issue.message,
+  }));
+  if (issues.length > 0) throw new InvalidInputError(where, issues);
+}
+
+/** Most headers one outbox message carries. */
+const MAX_OUTBOX_HEADERS = 16;
+/** Most UTF-16 code units of one header value (a `tracestate` may be 512 characters). */
+const MAX_OUTBOX_HEADER_VALUE = 1_024;
+const HEADER_NAME = /^[a-z0-9][a-z0-9._-]{0,63}$/;
+/** Header names of the transports' own bookkeeping (broker-amqp's `x-skein-*`, RabbitMQ's `x-*death*`). */
+const RESERVED_HEADER = /^x-/;
+
+/**
+ * What is wrong with an outbox message's headers: at most `MAX_OUTBOX_HEADERS`, names in
+ * lower case (`[a-z0-9][a-z0-9._-]*`, at most 64, not starting `x-`, which the transports
+ * keep for themselves), values printable ASCII of at most `MAX_OUTBOX_HEADER_VALUE`.
+ */
+function headerIssues(headers: Readonly<Record<string, string>>): { path: string[]; message: string }[] {
+  const issues: { path: string[]; message: string }[] = [];
+  const names = Object.keys(headers);
+  if (names.length > MAX_OUTBOX_HEADERS)
+    issues.push({ path: [], message: `at most ${MAX_OUTBOX_HEADERS} headers, got ${names.length}` });
+  for (const name of names) {
+    const value = headers[name]!;
+    if (!HEADER_NAME.test(name) || RESERVED_HEADER.test(name))
+      issues.push({
+        path: [name],
+        message: 'a header name is lower case [a-z0-9][a-z0-9._-]*, at most 64, and does not start with x-',
+      });
+    else if (typeof value !== 'string')
+      issues.push({ path: [name], message: `a header value is a string, got ${typeof value}` });
+    else if (value.length > MAX_OUTBOX_HEADER_VALUE || !/^[\x20-\x7e]*$/.test(value))
+      issues.push({
+        path: [name],
+        message: `a header value is printable ASCII of at most ${MAX_OUTBOX_HEADER_VALUE} characters`,
+      });
+  }
+  return issues;
+}
 
 /**
  * Check outbox messages before anything is written (L7): every field well-formed, no message

@@ -31,6 +31,7 @@ import { saveSnapshot } from './load-state.js';
 import { LogWriter } from './log-writer.js';
 import type { Observers } from './observers.js';
 import { EXECUTION_PENDING_TOPIC, type ExecutionPendingPayload, type OutboxMessage } from './outbox.js';
+import { type OutboxHeadersHook, outboxHeadersOf } from './outbox-headers.js';
 import type { QueueRegistry } from './queues/define-queue.js';
 import {
   arrived,
@@ -93,6 +94,8 @@ export interface RunLifecycleDeps {
   observers: Observers | undefined;
   /** Whether an enqueue writes `execution.pending` to the outbox with seq 0. */
   outbox: boolean;
+  /** Asked for the headers of each `execution.pending` message (default: none). */
+  outboxHeaders?: OutboxHeadersHook | undefined;
   /** The execution leases, or undefined when they are off. */
   leases: ExecutionLeases | undefined;
   wakeTimers: WakeTimers;
@@ -135,6 +138,7 @@ export class RunLifecycle {
   private readonly tenant: string | undefined;
   private readonly observers: Observers | undefined;
   private readonly outbox: boolean;
+  private readonly outboxHeaders: OutboxHeadersHook | undefined;
   private readonly leases: ExecutionLeases | undefined;
   private readonly wakeTimers: WakeTimers;
   private readonly queues: QueueRegistry;
@@ -158,6 +162,7 @@ export class RunLifecycle {
     this.tenant = deps.tenant;
     this.observers = deps.observers;
     this.outbox = deps.outbox;
+    this.outboxHeaders = deps.outboxHeaders;
     this.leases = deps.leases;
     this.wakeTimers = deps.wakeTimers;
     this.queues = deps.queues;
@@ -533,6 +538,7 @@ export class RunLifecycle {
       key: executionId,
       payload: JSON.stringify(payload),
       createdAt: now,
+      ...outboxHeadersOf(this.outboxHeaders, executionId, this.onError),
     };
   }
 }

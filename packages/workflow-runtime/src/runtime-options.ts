@@ -7,6 +7,7 @@ import { executionIdSchema, nameSchema } from './ids.js';
 import type { LeaseOptions } from './leases.js';
 import type { MaintenanceOptions } from './maintenance.js';
 import type { RuntimeObserver } from './observers.js';
+import type { OutboxHeadersHook } from './outbox-headers.js';
 import type { QueueDefinition } from './queues/define-queue.js';
 import type { QueueEnqueueOptions } from './queues/queued-enqueue.js';
 import type { CacheOptions } from './resident-bodies.js';
@@ -94,6 +95,14 @@ export interface RuntimeOptions {
    * `docs/outbox.md`.
    */
   outbox?: boolean;
+  /**
+   * Asked, with `outbox: true`, for the headers each enqueue's `execution.pending` message
+   * carries, written with it in the same append: the enqueuer's W3C trace context
+   * (`callerTraceHeaders` of `@skein/opentelemetry`), which a `Supervisor({ onTraceparent })`
+   * continues. A hook that throws writes no headers; headers that are not well-formed refuse
+   * the enqueue before anything is written (default: none). See `docs/outbox.md#headers`.
+   */
+  outboxHeaders?: OutboxHeadersHook;
   /**
    * Stores that fan-out chunks may be placed on, by shard name, besides the runtime's own
    * (`HOME_SHARD`, `'home'`); each needs fan-out tables (`stores.fanOuts`). `ctx.fanOut(…, {

@@ -47,6 +47,7 @@ import {
   maintenanceOptionsSchema,
 } from './maintenance.js';
 import { Observers } from './observers.js';
+import { checkOutboxHeadersOption } from './outbox-headers.js';
 import { type GetEventOptions, getEvent } from './published-events.js';
 import { QueueRegistry } from './queues/define-queue.js';
 import { enqueueItem, queueStoreOf, usesQueue } from './queues/queued-enqueue.js';
@@ -225,6 +226,7 @@ export class Runtime {
       tenant: storesTenant(options.stores),
       observers: this.observers,
       outbox,
+      outboxHeaders: checkOutboxHeadersOption(options),
       leases,
       wakeTimers: this.wakeTimers,
       queues: this.queues,

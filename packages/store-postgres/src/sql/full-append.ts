@@ -126,8 +126,8 @@ export function appendQuery(
   return { name: 'skein_append_outbox', text: APPEND_WITH_OUTBOX_SQL, values };
 }
 
-// The full statement with an append's outbox messages ($12–$17) and the outbox wake-up
-// channel ($18): see outboxCtes. One row out still: at most one outbox_notified row.
+// The full statement with an append's outbox messages ($12–$18) and the outbox wake-up
+// channel ($19): see outboxCtes. One row out still: at most one outbox_notified row.
 const APPEND_WITH_OUTBOX_SQL = APPEND_SQL.replace(
   '\nnotified AS (',
   `${outboxCtes(12)}\nnotified AS (`,

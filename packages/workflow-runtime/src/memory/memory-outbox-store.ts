@@ -51,6 +51,7 @@ export class MemoryOutboxStore implements OutboxStore {
         claimToken: null,
         lastError: null,
         settledAt: null,
+        ...headersOf(message),
       });
     }
   }
@@ -165,4 +166,10 @@ function settle(
 
 function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** The `headers` field of a delivery: a copy of the message's, absent when it has none. */
+function headersOf(message: OutboxMessage): { headers?: Readonly<Record<string, string>> } {
+  const headers = message.headers;
+  return headers === undefined || Object.keys(headers).length === 0 ? {} : { headers: { ...headers } };
 }
