@@ -165,7 +165,7 @@ if (picked(['resume'])) {
   report(`resume${suffix}`, await resumeCost(smoke ? [20, 100] : [1_000, 10_000]), { smoke });
 }
 if (picked(['continue'])) {
-  report(`continue${suffix}`, await continueAsNew(smoke ? 20 : 2_000, smoke ? 5 : 200, smoke ? 1 : 3), {
+  report(`continue${suffix}`, await continueAsNew(smoke ? 20 : 600, smoke ? 5 : 100, smoke ? 1 : 3), {
     smoke,
   });
 }
