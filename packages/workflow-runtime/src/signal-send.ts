@@ -68,7 +68,9 @@ export async function sendSignal(
 ): Promise<SignalResult> {
   const request = parseWith(requestSchema, { executionId, name, ...options }, 'signal request', 'signal');
   if (request.signalId !== undefined) refuseReserved(request.signalId, 'signal request', 'signal.signalId');
-  const state = await deps.loadState(request.executionId);
+  // A body resident here whose log did not move has the state without a fold (adr/0068).
+  const state =
+    (await deps.residentState?.(request.executionId)) ?? (await deps.loadState(request.executionId));
   if (state === null) throw new ExecutionNotFoundError(request.executionId);
   if (isTerminalStatus(state.status))
     throw new ExecutionFinishedError(request.executionId, state.status, `signal "${name}"`);
