@@ -74,7 +74,9 @@ export async function sendSignal(
     'signal',
   );
   if (request.signalId !== undefined) refuseReserved(request.signalId, 'signal request', 'signal.signalId');
-  const named = await deps.loadState(request.executionId);
+  // A body resident here whose log did not move has the state without a fold (adr/0068).
+  const named =
+    (await deps.residentState?.(request.executionId)) ?? (await deps.loadState(request.executionId));
   if (named === null) throw new ExecutionNotFoundError(request.executionId);
   // Any id of a continue-as-new chain reaches its current run (adr/0063).
   const state = await currentRun(deps, named);
