@@ -244,7 +244,12 @@ const CONCURRENCY = 2;
  */
 export async function outbox(sizes: OutboxSizes, postgres: boolean): Promise<Row[]> {
   const each = Math.max(1, Math.floor(sizes.messages / ROUNDS));
-  const rates = { raw: [] as number[], rawWindow: [] as number[], sqlite: [] as number[], pg: [] as number[] };
+  const rates = {
+    raw: [] as number[],
+    rawWindow: [] as number[],
+    sqlite: [] as number[],
+    pg: [] as number[],
+  };
   const raw = await rawPublisher();
   const amqp = await relayTransport();
   try {

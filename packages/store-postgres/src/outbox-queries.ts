@@ -1,4 +1,4 @@
-/** The outbox's statements (migrations 0010 and 0017), one query per function. */
+/** The outbox's statements (migrations 0010 and 0013), one query per function. */
 import type { AppendRequest, OutboxDelivery, OutboxMessage } from '@skein/workflow-runtime/spi';
 import type { Query } from './database.js';
 

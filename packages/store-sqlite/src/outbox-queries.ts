@@ -1,4 +1,4 @@
-/** The outbox's statements (migrations 0010 and 0017), one query per function, each prepared once. */
+/** The outbox's statements (migrations 0010 and 0013), one query per function, each prepared once. */
 import type { DeliveryStatus, OutboxDelivery, OutboxMessage } from '@skein/workflow-runtime/spi';
 import type Database from 'better-sqlite3';
 
