@@ -6,7 +6,7 @@
  * parent suspends on a periodic re-check timer, a fallback for a lost wake-up (adr/0014).
  */
 import type { ChildOptions } from './context-api.js';
-import { CancelledError, ChildFailedError } from './errors.js';
+import { CancelledError, ChildFailedError, InvalidInputError } from './errors.js';
 import type { ChildSettledPayload, ChildStartedPayload } from './events.js';
 import type { CallRecord, ExecutionState } from './fold.js';
 import { executionIdSchema, illFormedReason, MAX_EXECUTION_ID_LENGTH, newId } from './ids.js';
@@ -167,10 +167,9 @@ function childFailed(
 
 function checkedId(childId: string): string {
   if (executionIdSchema.safeParse(childId).success) return childId;
-  if (typeof childId !== 'string' || childId.length === 0 || childId.length > MAX_EXECUTION_ID_LENGTH) {
-    throw new RangeError(
-      `ctx.child: executionId must be 1 to ${MAX_EXECUTION_ID_LENGTH} characters, got ${JSON.stringify(childId)}`,
-    );
-  }
-  throw new RangeError(`ctx.child: executionId ${illFormedReason(childId)}`);
+  const message =
+    typeof childId !== 'string' || childId.length === 0 || childId.length > MAX_EXECUTION_ID_LENGTH
+      ? `must be 1 to ${MAX_EXECUTION_ID_LENGTH} characters, got ${JSON.stringify(childId)}`
+      : illFormedReason(childId)!;
+  throw new InvalidInputError('ctx.child options', [{ path: 'executionId', message }]);
 }

@@ -258,9 +258,9 @@ describe.each(backings)('children (%s store)', (_, open) => {
     await runtime.start(parent, {}, { executionId: 'bad-ids' });
     await until(async () => (await runtime.loadState('bad-ids'))?.status === 'completed');
     expect((await runtime.loadState('bad-ids'))?.output).toEqual([
-      'RangeError: ctx.child: executionId must be 1 to 255 characters, got ""',
-      `RangeError: ctx.child: executionId must be 1 to 255 characters, got "${'x'.repeat(256)}"`,
-      'RangeError: ctx.child: executionId must be well-formed Unicode, but has a lone surrogate (U+D800) at index 5, which cannot be stored',
+      'InvalidInputError: ctx.child options is invalid: executionId: must be 1 to 255 characters, got ""',
+      `InvalidInputError: ctx.child options is invalid: executionId: must be 1 to 255 characters, got "${'x'.repeat(256)}"`,
+      'InvalidInputError: ctx.child options is invalid: executionId: must be well-formed Unicode, but has a lone surrogate (U+D800) at index 5, which cannot be stored',
     ]);
   });
 
