@@ -97,6 +97,6 @@ describe('a sandboxed task in a fan-out', () => {
     ).toThrow(/cannot be given with run/);
     expect(() =>
       defineTask({ name: 't', input: z.object({}), sandbox: { component, pool: {} as never } }),
-    ).toThrow(/needs a component and a pool/);
+    ).toThrow(/sandbox\.pool: must have invoke\(component, input, limits\)/);
   });
 });
