@@ -88,8 +88,10 @@ describe.each(backings)('a wait’s memory is flat in the inbox size (%s store)'
       for (const [i, after] of noisy.entries()) {
         // A resume leaves no more on the heap (after a full GC) for the inbox it passed over. (In
         // memory the inbox is on the heap while the quiet execution runs, and gone with the noisy
-        // one's end, so the noisy side may be lower.)
-        expect(after - quiet[i]!, `resume ${i}: ${after} vs ${quiet[i]} bytes`).toBeLessThan(2 << 20);
+        // one's end, so the noisy side may be lower.) The bound is 8 MiB against an inbox of
+        // 200 MiB: a few of its 1 MB payloads held by a driver's buffers between runs (up to 3.8 MB
+        // seen) pass, loading the inbox or a page of it does not.
+        expect(after - quiet[i]!, `resume ${i}: ${after} vs ${quiet[i]} bytes`).toBeLessThan(8 << 20);
       }
     } finally {
       await cleanup();
