@@ -19,9 +19,15 @@ export function traceIdOf(executionId: string): string {
   return hex(`skein/trace/${executionId}`, 16);
 }
 
-/** Span id (16 hex digits) of an execution's `skein.execution` span. */
-export function executionSpanIdOf(executionId: string): string {
-  return hex(`skein/execution/${executionId}`, 8);
+/**
+ * Span id (16 hex digits) of an execution's `skein.execution` span; after `redrive` operator
+ * resumes (`runtime.resume`), of the span of the run that resume started (each resumed run
+ * settles once more, with a span of its own).
+ */
+export function executionSpanIdOf(executionId: string, redrive = 0): string {
+  return redrive === 0
+    ? hex(`skein/execution/${executionId}`, 8)
+    : hex(`skein/execution/${executionId}/redrive/${redrive}`, 8);
 }
 
 /** Span id of one attempt of the step at `position`. */

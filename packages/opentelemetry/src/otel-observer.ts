@@ -39,6 +39,7 @@ export const SkeinAttributes = {
   status: 'skein.execution.status',
   signalName: 'skein.signal.name',
   signalId: 'skein.signal.id',
+  redrives: 'skein.execution.redrives',
 } as const;
 
 /** Options of {@link otelObserver}. */
@@ -185,16 +186,29 @@ export function otelObserver(options: OtelObserverOptions): RuntimeObserver {
       ).end(e.at);
     },
     executionSettled(e: ObservedSettlement) {
+      // A resumed run settles again: its span is its own (from the resume on), linked to the
+      // span of the run it resumed, so a trace never holds two spans with one id.
+      const redrive = e.redriven?.count ?? 0;
+      const links: { traceId: string; spanId: string }[] = [];
+      if (e.parentId !== undefined)
+        links.push({ traceId: traceIdOf(e.parentId), spanId: executionSpanIdOf(e.parentId) });
+      if (redrive > 0)
+        links.push({
+          traceId: traceIdOf(e.executionId),
+          spanId: executionSpanIdOf(e.executionId, redrive - 1),
+        });
       const span = start(
         'skein.execution',
-        executionSpanIdOf(e.executionId),
+        executionSpanIdOf(e.executionId, redrive),
         traceIdOf(e.executionId),
-        e.startedAt,
-        { ...base(e), [SkeinAttributes.status]: e.status },
+        e.redriven?.at ?? e.startedAt,
+        {
+          ...base(e),
+          [SkeinAttributes.status]: e.status,
+          ...(redrive > 0 ? { [SkeinAttributes.redrives]: redrive } : {}),
+        },
         ROOT_CONTEXT,
-        e.parentId === undefined
-          ? undefined
-          : [{ traceId: traceIdOf(e.parentId), spanId: executionSpanIdOf(e.parentId) }],
+        links.length === 0 ? undefined : links,
       );
       if (e.status === 'failed' || e.status === 'dead_lettered')
         span.setStatus({ code: SpanStatusCode.ERROR, message: e.error?.message ?? e.reason ?? e.status });

@@ -197,6 +197,56 @@ describe('otelObserver', () => {
     expect(child.links.map((l) => l.context.spanId)).toEqual([executionSpanIdOf('parent-1')]);
   });
 
+  it('a resumed execution settles in a span of its own, linked to the run it resumed; every span id stays unique', async () => {
+    const { exporter, tracer } = tracing(cleanups);
+    let cardUp = false;
+    const pay = defineWorkflow({
+      name: 'pay',
+      input: z.object({}),
+      async run(ctx) {
+        await ctx.step('quote', () => 10);
+        return ctx.step('charge', () => {
+          if (!cardUp) throw new Error('card service down');
+          return 'paid';
+        });
+      },
+    });
+    const runtime = runtimeWith(sqlite().open(), [pay], tracer);
+    const handle = await runtime.start(pay, {}, { executionId: 'pay-1' });
+    await expect(handle.result()).rejects.toThrow();
+    cardUp = true;
+    await runtime.resume('pay-1', { reason: 'card service fixed' });
+    await expect(runtime.handle('pay-1').result()).resolves.toBe('paid');
+    await until(() => exporter.getFinishedSpans().filter((s) => s.name === 'skein.execution').length === 2);
+    const spans = exporter.getFinishedSpans();
+    const [failed, resumed] = spans.filter((s) => s.name === 'skein.execution');
+    expect(failed!.spanContext().spanId).toBe(executionSpanIdOf('pay-1'));
+    expect(failed!.attributes[SkeinAttributes.status]).toBe('failed');
+    expect(failed!.attributes[SkeinAttributes.redrives]).toBeUndefined();
+    expect(resumed!.spanContext()).toMatchObject({
+      traceId: traceIdOf('pay-1'),
+      spanId: executionSpanIdOf('pay-1', 1),
+    });
+    expect(resumed!.attributes).toMatchObject({
+      [SkeinAttributes.status]: 'completed',
+      [SkeinAttributes.redrives]: 1,
+    });
+    expect(resumed!.links.map((l) => l.context.spanId)).toEqual([executionSpanIdOf('pay-1')]);
+    // The resumed run's span starts at the resume, after the failed run's span ended.
+    const ms = (t: [number, number]) => t[0] * 1000 + t[1] / 1e6;
+    expect(ms(resumed!.startTime)).toBeGreaterThanOrEqual(ms(failed!.endTime));
+    expect(new Set(spans.map((s) => s.spanContext().spanId)).size).toBe(spans.length);
+    expect(
+      spans
+        .filter((s) => s.name === 'skein.step')
+        .map((s) => [s.attributes[SkeinAttributes.stepName], s.attributes[SkeinAttributes.stepOutcome]]),
+    ).toEqual([
+      ['quote', 'completed'],
+      ['charge', 'failed'],
+      ['charge', 'completed'],
+    ]);
+  });
+
   it('a provider without skeinIdGenerator still gets spans, and is told once', async () => {
     const exporter = new InMemorySpanExporter();
     const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });

@@ -136,6 +136,8 @@ export interface ExecutionState<Out = unknown> {
   continuedFrom?: ContinuedFrom;
   /** Once `continued`: the id of the successor that goes on (`EXECUTION_CONTINUED`). */
   continuedAs?: string;
+  /** Operators' resumes (`EXECUTION_REDRIVEN`): how many, and the newest one's time and reason. */
+  redriven?: { count: number; at: number; reason: string };
 }
 
 /**
@@ -191,6 +193,8 @@ export function applyEvent(state: ExecutionState | null, event: FoldableEvent): 
     return state;
   }
   applyPayload(state, event);
+  if (event.type === 'EXECUTION_REDRIVEN')
+    state.redriven = { count: (state.redriven?.count ?? 0) + 1, at, reason: event.payload.reason };
   markSettled(state, event, event.seq);
   state.status = statusAfter(state.status, event.type);
   state.sequence = event.seq;

@@ -68,6 +68,12 @@ export interface ObservedSettlement extends ObservedExecution {
   parentId?: string;
   /** The execution's output (only for observers with `payloads: true`). */
   output?: unknown;
+  /**
+   * Set when an operator resumed the execution (`runtime.resume`) before this settlement: how
+   * many times, and when the newest resume was recorded. A resumed execution settles once more
+   * per resume.
+   */
+  redriven?: { count: number; at: number };
 }
 
 /**
@@ -98,6 +104,18 @@ export interface RuntimeObserver {
   ): void;
   /** The execution ended: completed, failed, cancelled or dead-lettered. */
   executionSettled?(e: ObservedSettlement): void;
+  /**
+   * An operator resumed a failed or dead-lettered execution (`EXECUTION_REDRIVEN`): it runs
+   * again, and settles again. `count` is how many resumes it has had, this one included.
+   */
+  executionRedriven?(
+    e: ObservedExecution & {
+      from: 'failed' | 'dead_lettered';
+      reason: string;
+      reopened: { position: number; name: string }[];
+      count: number;
+    },
+  ): void;
   /** A cancellation was recorded (`CANCEL_REQUESTED`). */
   cancelRequested?(e: ObservedExecution & { reason: string }): void;
   /** A step attempt is about to run (its `STEP_STARTED` is durable). */
@@ -172,6 +190,31 @@ export class Observers {
       error: { name: 'ExecutionDeadLettered', message: reason },
     };
     this.emit('executionSettled', () => settled);
+  }
+
+  /**
+   * An operator's resume is durable (`runtime.resume`; its `EXECUTION_REDRIVEN` is written by
+   * the resume itself, not by a run's writer). `state` is the log folded through it.
+   */
+  redriven(
+    state: ExecutionState,
+    resumed: {
+      fence: number;
+      from: 'failed' | 'dead_lettered';
+      reopened: readonly { position: number; name: string }[];
+    },
+  ): void {
+    this.emit('executionRedriven', () => ({
+      executionId: state.executionId,
+      workflow: state.workflow,
+      version: state.version,
+      fence: resumed.fence,
+      at: state.redriven?.at ?? state.updatedAt,
+      from: resumed.from,
+      reason: state.redriven?.reason ?? '',
+      reopened: resumed.reopened.map(({ position, name }) => ({ position, name })),
+      count: state.redriven?.count ?? 1,
+    }));
   }
 
   private one(state: ExecutionState, base: ObservedExecution, record: ObservedRecord): undefined {
@@ -288,6 +331,9 @@ export class Observers {
       ...(p.error === undefined ? {} : { error: observedError(p.error) }),
       ...(typeof p.reason === 'string' ? { reason: p.reason } : {}),
       ...(state.parentId === undefined ? {} : { parentId: state.parentId }),
+      ...(state.redriven === undefined
+        ? {}
+        : { redriven: { count: state.redriven.count, at: state.redriven.at } }),
       ...(o.payloads === true && status === 'completed' ? { output: p.output } : {}),
     }));
   }

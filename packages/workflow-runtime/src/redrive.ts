@@ -88,9 +88,11 @@ export async function resumeExecution(
   deps: FeatureDeps,
   executionId: string,
   options?: ResumeOptions,
+  observe?: (state: ExecutionState, resumed: ResumeResult) => void,
 ): Promise<ResumeResult> {
   const resumed = await requestResume(deps.stores, executionId, { ...options, clock: deps.clock });
   const current = await deps.loadState(resumed.executionId);
+  if (current !== null) observe?.(current, resumed);
   // A node's recovery took it over already (it ran with no holder): that run goes on.
   if (current === null || current.sequence !== resumed.seq) return resumed;
   const fence = await deps.stores.events.acquireFence(current.executionId);

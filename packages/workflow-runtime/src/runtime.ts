@@ -737,7 +737,13 @@ export class Runtime {
    */
   async resume(executionId: string, options?: ResumeOptions): Promise<ResumeResult> {
     this.assertOpen();
-    return resumeExecution(this.features, executionId, options);
+    const observers = this.observers;
+    return resumeExecution(
+      this.features,
+      executionId,
+      options,
+      observers === undefined ? undefined : (state, resumed) => observers.redriven(state, resumed),
+    );
   }
 
   /**

@@ -19,6 +19,7 @@ function recorder(options: { payloads?: boolean } = {}): RuntimeObserver & { hea
     'executionResumed',
     'executionSuspended',
     'executionSettled',
+    'executionRedriven',
     'cancelRequested',
     'stepStarted',
     'stepSettled',
@@ -216,5 +217,44 @@ describe.each(backings)('RuntimeObserver (%s store)', (_, open) => {
       workflow: 'order',
       version: 1,
     });
+  });
+
+  test('an operator resume is reported, and the resumed run settles again with its resume count', async () => {
+    const { stores } = h.open();
+    const observer = recorder();
+    let up = false;
+    const pay = defineWorkflow({
+      name: 'pay',
+      input: z.object({}),
+      async run(ctx) {
+        await ctx.step('quote', () => 10);
+        return ctx.step('charge', () => {
+          if (!up) throw new Error('card service down');
+          return 'paid';
+        });
+      },
+    });
+    const runtime = h.runtime({ stores, workflows: [pay], observers: [observer] });
+    await expect((await runtime.start(pay, {}, { executionId: 'pay-1' })).result()).rejects.toThrow();
+    up = true;
+    const resumed = await runtime.resume('pay-1', { reason: 'card service fixed' });
+    await expect(runtime.handle('pay-1').result()).resolves.toBe('paid');
+    await until(() => observer.heard.filter(([m]) => m === 'executionSettled').length === 2);
+    const heard = observer.heard.filter(([m]) => m === 'executionRedriven' || m === 'executionSettled');
+    expect(heard.map(([m, e]) => `${m} ${String(e.status ?? e.from)}`)).toEqual([
+      'executionSettled failed',
+      'executionRedriven failed',
+      'executionSettled completed',
+    ]);
+    expect(heard[0]![1].redriven).toBeUndefined();
+    expect(heard[1]![1]).toMatchObject({
+      executionId: 'pay-1',
+      workflow: 'pay',
+      reason: 'card service fixed',
+      reopened: [{ position: 1, name: 'charge' }],
+      count: 1,
+      fence: resumed.fence,
+    });
+    expect(heard[2]![1]).toMatchObject({ redriven: { count: 1, at: heard[1]![1].at } });
   });
 });
