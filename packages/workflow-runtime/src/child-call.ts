@@ -6,8 +6,9 @@
  * parent suspends on a periodic re-check timer, a fallback for a lost wake-up (adr/0014).
  */
 import type { ChildOptions } from './context-api.js';
+import { deadlineOf } from './deadlines.js';
 import { CancelledError, ChildFailedError, InvalidInputError } from './errors.js';
-import type { ChildSettledPayload, ChildStartedPayload } from './events.js';
+import type { ChildSettledPayload, ChildStartedPayload, DeadlineRecord } from './events.js';
 import type { CallRecord, ExecutionState } from './fold.js';
 import { executionIdSchema, illFormedReason, MAX_EXECUTION_ID_LENGTH, newId } from './ids.js';
 import { featuresOf, type RunFeatures, type RunInternals } from './run-internals.js';
@@ -52,8 +53,9 @@ function takeChildCall(
   options: ChildOptions,
 ): ChildCall {
   const features = featuresOf(run, 'ctx.child');
-  // A bad id fails the call before it takes a position, as a bad name fails any other call.
+  // A bad id or deadline fails the call before it takes a position, as a bad name fails any other call.
   if (options.executionId !== undefined) checkedId(options.executionId);
+  const deadline = deadlineOf(options, run.host.clock(), 'ctx.child options');
   const peeked = run.peek();
   let slot: { position: number; record: CallRecord | undefined };
   try {
@@ -87,7 +89,7 @@ function takeChildCall(
   const started =
     record?.childId !== undefined
       ? done
-      : start(run, features, workflow, childId, input).then(() => {
+      : start(run, features, workflow, childId, input, deadline).then(() => {
           const payload: ChildStartedPayload = {
             position,
             name: workflow.name,
@@ -107,11 +109,12 @@ async function start(
   workflow: AnyWorkflow,
   childId: string,
   input: unknown,
+  deadline: DeadlineRecord | undefined,
 ): Promise<void> {
   await run.track(async () => {
     // The parent's own log (seq 0 at least) is durable before any child exists.
     await run.writer.flush();
-    await features.startChild(workflow, childId, input, run.executionId);
+    await features.startChild(workflow, childId, input, run.executionId, deadline);
   });
 }
 

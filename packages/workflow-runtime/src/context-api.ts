@@ -79,6 +79,13 @@ export interface WaitForSignalOptions<T> {
 export interface ChildOptions {
   /** Id of the child execution (default: `<parent id>-child-<position>`, deterministic). */
   executionId?: string;
+  /**
+   * Cancel the child this many milliseconds (>= 1) after it starts, wherever it is then, even
+   * across restarts (adr/0065); the parent's await then throws `ChildFailedError` (default: none).
+   */
+  timeoutMs?: number;
+  /** Cancel the child at this instant (a `Date` or ms since the epoch) (default: none). */
+  deadline?: Date | number;
 }
 
 /** A durable stream of one execution, as the body writes it (`ctx.stream(name)`). */

@@ -4,7 +4,7 @@
  * (`signal-wait.ts`, `child-call.ts`) and reach the run only through these.
  */
 import type { ContinuationFeatures } from './continue-as-new.js';
-import type { CallKind } from './events.js';
+import type { CallKind, DeadlineRecord } from './events.js';
 import type { CallRecord, ExecutionState } from './fold.js';
 import type { LogWriter } from './log-writer.js';
 import type { SignalStore } from './spi.js';
@@ -24,7 +24,13 @@ export interface RunFeatures {
    * Start `childId` as a run of `workflow` whose parent is `parentId`, or return when it
    * already exists as that workflow; resolves once its seq 0 is durable.
    */
-  startChild(workflow: AnyWorkflow, childId: string, input: unknown, parentId: string): Promise<void>;
+  startChild(
+    workflow: AnyWorkflow,
+    childId: string,
+    input: unknown,
+    parentId: string,
+    deadline?: DeadlineRecord,
+  ): Promise<void>;
   /** The child's folded state when it is terminal, else null (one index read while it runs). */
   settledChild(childId: string): Promise<ExecutionState | null>;
   /**

@@ -920,8 +920,19 @@ export class Runtime {
           continuedFrom,
           ...(parentId === undefined ? {} : { parentId }),
         }),
-      startChild: (definition, childId, input, parentId) =>
-        this.lifecycle.bootstrapWithRetry(definition, childId, input, { run: true, parentId }),
+      startChild: async (definition, childId, input, parentId, deadline) => {
+        if (deadline === undefined)
+          return this.lifecycle.bootstrapWithRetry(definition, childId, input, { run: true, parentId });
+        // As for a start: the deadline's row exists before seq 0 does; a start that lost removes its own.
+        await scheduleDeadline(this.stores.timers, childId, deadline);
+        const begun = await this.lifecycle.bootstrapWithRetry(definition, childId, input, {
+          run: true,
+          parentId,
+          deadline,
+        });
+        if (begun === 'exists') await this.stores.timers.complete(deadline.timerId);
+        return begun;
+      },
       cancel: (id, reason) => this.cancel(id, reason),
       waitsForSlot: (id) => waitsForSlot(this.queuedResume(), id),
       ...handOverDeps(

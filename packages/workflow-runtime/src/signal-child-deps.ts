@@ -8,7 +8,13 @@ import { decode } from './codec.js';
 import { currentRun } from './continuation-chain.js';
 import { continuationFeatures } from './continuation-features.js';
 import { ExecutionAlreadyExistsError, ExecutionFinishedError, ExecutionNotFoundError } from './errors.js';
-import { type ContinuedFrom, type EventType, isTerminalStatus, type StartedPayload } from './events.js';
+import {
+  type ContinuedFrom,
+  type DeadlineRecord,
+  type EventType,
+  isTerminalStatus,
+  type StartedPayload,
+} from './events.js';
 import type { RunOutcome } from './execution-run.js';
 import type { ExecutionState } from './fold.js';
 import type { RunFeatures } from './run-internals.js';
@@ -61,7 +67,13 @@ export interface FeatureDeps {
   claimLease(executionId: string): Promise<boolean>;
   releaseLease(executionId: string): Promise<void>;
   /** Write seq 0 of a child and run it here; 'exists' when another start won seq 0. */
-  startChild(definition: AnyWorkflow, childId: string, input: unknown, parentId: string): Promise<unknown>;
+  startChild(
+    definition: AnyWorkflow,
+    childId: string,
+    input: unknown,
+    parentId: string,
+    deadline?: DeadlineRecord,
+  ): Promise<unknown>;
   cancel(executionId: string, reason: string): Promise<unknown>;
   /**
    * Before a resume here: true when the execution belongs to a queue and this runtime does not
@@ -82,10 +94,13 @@ export function runFeatures(deps: FeatureDeps): RunFeatures {
     signals: deps.stores.signals,
     childRecheckMs: deps.childRecheckMs,
     continuation: continuationFeatures(deps),
-    async startChild(workflow, childId, input, parentId) {
+    async startChild(workflow, childId, input, parentId, deadline) {
       const definition = deps.registry.get(workflow.name, workflow.version);
       const existing = await deps.stores.events.getExecution(childId);
-      if (existing === null && (await deps.startChild(definition, childId, input, parentId)) !== 'exists')
+      if (
+        existing === null &&
+        (await deps.startChild(definition, childId, input, parentId, deadline)) !== 'exists'
+      )
         return;
       const now = existing ?? (await deps.stores.events.getExecution(childId));
       if (now !== null && now.workflow !== definition.name)

@@ -7,6 +7,7 @@
  */
 import {
   CancelledError,
+  ChildFailedError,
   createRuntime,
   DeadlineExceededError,
   defineWorkflow,
@@ -208,5 +209,70 @@ describe.each(realStores)('deadlines (%s store)', (_, openStores) => {
     const rows = await stores.timers.forExecution('d-twice');
     expect(rows.map((row) => row.timerId)).toEqual([state?.deadline?.timerId]);
     expect(rows[0]?.dueAt).toBe(state?.deadline?.at);
+  });
+
+  function parentOf(workflow: ReturnType<typeof waiter>, childOptions: Record<string, unknown>) {
+    return defineWorkflow({
+      name: 'parent',
+      input: z.object({}),
+      async run(ctx) {
+        try {
+          return await ctx.child(workflow, { how: 'signal' }, { executionId: 'kid', ...childOptions });
+        } catch (error) {
+          if (error instanceof ChildFailedError) return `child ${error.status}`;
+          return error instanceof InvalidInputError ? error.message : 'other';
+        }
+      },
+    });
+  }
+
+  test('a child with timeoutMs is cancelled at its own deadline (its cleanup runs); the parent sees ChildFailedError', async () => {
+    const stores = await storesOf();
+    const seen: unknown[] = [];
+    const cleaned: string[] = [];
+    const workflow = waiter(seen, cleaned);
+    const parent = parentOf(workflow, { timeoutMs: 300 });
+    const runtime = runtimeOf({ stores, workflows: [workflow, parent] });
+    const startedAt = Date.now();
+    const handle = await runtime.start(parent, {}, { executionId: 'd-parent' });
+    expect(await handle.result()).toBe('child cancelled');
+    const [first] = await runtime.history('kid');
+    const deadline = first?.type === 'EXECUTION_STARTED' ? first.payload.deadline : undefined;
+    expect(first?.type === 'EXECUTION_STARTED' && first.payload.parentId).toBe('d-parent');
+    expect(deadline?.at).toBeGreaterThanOrEqual(startedAt + 300);
+    await expectDeadlineEnd(runtime, stores, 'kid', deadline!.at);
+    expect(cleaned).toEqual(['cleanup']);
+    // The parent itself has no deadline.
+    expect((await runtime.loadState('d-parent'))?.deadline).toBeUndefined();
+  });
+
+  test("a child's deadline survives a restart of the process that started it", async () => {
+    const stores = await storesOf();
+    const cleaned: string[] = [];
+    const workflow = waiter([], cleaned);
+    const deadline = Date.now() + 400;
+    const parent = parentOf(workflow, { deadline: new Date(deadline) });
+    const first = runtimeOf({ stores, workflows: [workflow, parent], maintenance: false });
+    await first.start(parent, {}, { executionId: 'd-parent-2' });
+    await until(async () => (await first.loadState('kid'))?.status === 'suspended');
+    await until(async () => (await first.loadState('d-parent-2'))?.status === 'suspended');
+    await first.close();
+    const second = runtimeOf({ stores, workflows: [workflow, parent], maintenance: { intervalMs: 50 } });
+    await expectDeadlineEnd(second, stores, 'kid', deadline);
+    expect(await second.result('d-parent-2')).toBe('child cancelled');
+    expect(cleaned).toEqual(['cleanup']);
+  });
+
+  test('L7: a bad child deadline fails the ctx.child call before it takes a position or writes a child', async () => {
+    const stores = await storesOf();
+    const workflow = waiter([], []);
+    const parent = parentOf(workflow, { timeoutMs: -5 });
+    const runtime = runtimeOf({ stores, workflows: [workflow, parent], maintenance: false });
+    await runtime.start(parent, {}, { executionId: 'd-parent-bad' });
+    expect(await runtime.result('d-parent-bad')).toMatch(/^ctx\.child options is invalid: timeoutMs: /);
+    expect(await runtime.loadState('kid')).toBeNull();
+    expect(await stores.timers.forExecution('kid')).toEqual([]);
+    const log = await runtime.history('d-parent-bad');
+    expect(log.map((event) => event.type)).not.toContain('CHILD_STARTED');
   });
 });
