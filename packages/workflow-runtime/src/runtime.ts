@@ -570,6 +570,13 @@ export class Runtime {
     const current = (await this.lifecycle.resident.state(executionId)) ?? (await this.loadState(executionId));
     if (current !== null && (await enforceDeadline(this.deadlines(), current, this.clock())))
       return this.loadState(executionId);
+    if (current !== null && isTerminalStatus(current.status)) {
+      // The end's clean-up of its rows was lost to a crash: the row that is due now goes, and
+      // the others with it, or each would be claimed again every claim TTL.
+      const rows = await this.stores.timers.forExecution(executionId);
+      await Promise.all(rows.map((row) => this.stores.timers.complete(row.timerId)));
+      return current;
+    }
     if (current === null || current.status !== 'suspended') return current;
     const now = this.clock();
     const due = current.timers.filter((timer) => timer.dueAt <= now);
