@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import { blockageStands, blockedView } from './blockage.js';
 import { type CancelResult, cancelExecution } from './cancellation.js';
+import { currentRun } from './continuation-chain.js';
 import { Codec, DEFAULT_MAX_PAYLOAD_BYTES } from './codec.js';
 import { handOverDeps } from './continuation-features.js';
 import { deadLetterExecution } from './dead-letter.js';
@@ -696,8 +697,9 @@ export class Runtime {
   /**
    * Cancel an execution: take it over, record `CANCEL_REQUESTED`, and run it so the workflow
    * sees `CancelledError` at its next context call (cleanup in `finally` still runs), ending
-   * `EXECUTION_CANCELLED`; unsettled children are cancelled too. Resolves once the request is
-   * durable. A finished execution is left alone: `{ cancelled: false, status }`.
+   * `EXECUTION_CANCELLED`; unsettled children are cancelled too. Any id of a continue-as-new
+   * chain cancels its current run (adr/0063). Resolves once the request is durable. A finished
+   * execution is left alone: `{ cancelled: false, status }`.
    */
   async cancel(executionId: string, reason: string): Promise<CancelResult> {
     this.assertOpen();
@@ -708,8 +710,11 @@ export class Runtime {
 
   /** `cancel` of a checked id and reason; `deadline` when the execution's deadline asks for it. */
   private async requestCancel(id: string, why: string, deadline?: number): Promise<CancelResult> {
-    // The runs of it in progress here: their running steps see the cancellation (StepInfo.signal).
-    const holders = [...(this.lifecycle.bodies.get(id) ?? [])];
+    // The runs in progress here of the chain's current run (adr/0063): their running steps see
+    // the cancellation (StepInfo.signal).
+    const named = await this.loadState(id);
+    const runId = named === null ? id : (await currentRun(this.features, named)).executionId;
+    const holders = [...(this.lifecycle.bodies.get(runId) ?? [])];
     const origin = deadline === undefined ? {} : { deadline };
     const result = await cancelExecution(this.features, id, why, origin);
     if (result.cancelled && result.alreadyRequested !== true)
