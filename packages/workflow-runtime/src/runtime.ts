@@ -86,6 +86,8 @@ import {
   parseWith,
   type SignalInput,
   type SignalName,
+  type UpdateInput,
+  type UpdateName,
   type WorkflowDefinition,
   type WorkflowMessages,
   WorkflowRegistry,
@@ -650,18 +652,32 @@ export class Runtime {
    * `UnknownUpdateError` for a name the workflow does not declare. The update is applied where
    * the body next waits and recorded with its result; a handler that throws rejects this with
    * `UpdateFailedError`. A repeated `updateId` returns the first result; `timeoutMs` bounds the
-   * wait (`UpdateTimeoutError`, the update stays in the inbox).
+   * wait (`UpdateTimeoutError`, the update stays in the inbox). Given the workflow first
+   * (`runtime.update(cart, 'cart-1', 'add', 'apple')`), the name and payload are also checked at
+   * compile time against its declared updates; `R` is the handler's result type.
    * @example
    * const count = await runtime.update('cart-1', 'add', 'apple', { updateId: requestId });
    */
-  async update<R = unknown>(
+  update<In, Out, Raw, M extends WorkflowMessages, K extends UpdateName<M>, R = unknown>(
+    workflow: WorkflowDefinition<In, Out, Raw, M>,
     executionId: string,
-    name: string,
-    payload: unknown,
-    options: UpdateOptions = {},
-  ): Promise<R> {
+    name: K,
+    payload: UpdateInput<M, K>,
+    options?: UpdateOptions,
+  ): Promise<R>;
+  update<R = unknown>(executionId: string, name: string, payload: unknown, options?: UpdateOptions): Promise<R>;
+  async update(...args: unknown[]): Promise<unknown> {
     this.assertOpen();
-    return (await sendUpdate(this.features, executionId, name, payload, options)) as R;
+    // Given the workflow first, the compiler checked the name and payload; the runtime checks
+    // them all the same, against the workflow the execution runs.
+    const [executionId, name, payload, options] = isWorkflowDefinition(args[0]) ? args.slice(1) : args;
+    return sendUpdate(
+      this.features,
+      executionId as string,
+      name as string,
+      payload,
+      (options ?? {}) as UpdateOptions,
+    );
   }
 
   /**
@@ -782,8 +798,8 @@ export class Runtime {
   }
 
   /**
-   * A handle on an execution (it need not exist yet): `result()`, `state()` and `signal()`.
-   * Given the workflow, all three are typed by it (its output, its declared signals).
+   * A handle on an execution (it need not exist yet): `result()`, `state()`, `signal()` and
+   * `update()`. Given the workflow, all are typed by it (its output, its declared signals and updates).
    * @example
    * const handle = runtime.handle(order, 'order-42');
    * await handle.signal('approve', true);
