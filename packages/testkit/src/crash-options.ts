@@ -111,7 +111,9 @@ const optionsSchema = z.object({
   resume: z.boolean().default(false),
   start: z
     .object({
-      signal: z.object({ name: z.string().min(1), payload: z.unknown(), signalId: z.string().optional() }).optional(),
+      signal: z
+        .object({ name: z.string().min(1), payload: z.unknown(), signalId: z.string().optional() })
+        .optional(),
       timeoutMs: z.number().int().positive().optional(),
       deadline: z.union([z.date(), z.number().int().nonnegative()]).optional(),
     })

@@ -80,7 +80,11 @@ function keptStores() {
  * rows: a crash right after the end leaves the end's clean-up undone, and the deadline's row
  * goes when it comes due (adr/0065), as any node's wake of it deletes it then.
  */
-async function timerRowsAfterDue(stores: Stores, workflow: AnyWorkflow, executionId: string): Promise<number> {
+async function timerRowsAfterDue(
+  stores: Stores,
+  workflow: AnyWorkflow,
+  executionId: string,
+): Promise<number> {
   const rows = await stores.timers.forExecution(executionId);
   if (rows.length === 0) return 0;
   const at = Math.max(...rows.map((row) => row.dueAt));
@@ -109,7 +113,8 @@ describe('crashAtEveryWrite with start options', () => {
     for (const stores of kept) {
       const [first] = await readHistory(stores.events, 'crash-test');
       expect(first?.type).toBe('EXECUTION_STARTED');
-      expect((first?.payload as { signals?: unknown[] }).signals).toHaveLength(1);
+      const started = first?.type === 'EXECUTION_STARTED' ? first.payload : undefined;
+      expect(started?.signals).toHaveLength(1);
     }
   });
 
@@ -128,7 +133,9 @@ describe('crashAtEveryWrite with start options', () => {
     for (const stores of kept) {
       const log = await readHistory(stores.events, 'crash-test');
       const cancel = log.find((event) => event.type === 'CANCEL_REQUESTED');
-      expect((cancel?.payload as { reason: string }).reason).toMatch(/^DEADLINE_EXCEEDED/);
+      expect(cancel?.type === 'CANCEL_REQUESTED' ? cancel.payload.reason : undefined).toMatch(
+        /^DEADLINE_EXCEEDED/,
+      );
       // The execution ended: no row of it is left once due, the deadline's included.
       expect(await timerRowsAfterDue(stores, quote(new Effects()), 'crash-test')).toBe(0);
     }

@@ -249,7 +249,12 @@ export class Client {
     payload: UpdateInput<M, K>,
     options?: UpdateOptions,
   ): Promise<R>;
-  update<R = unknown>(executionId: string, name: string, payload: unknown, options?: UpdateOptions): Promise<R>;
+  update<R = unknown>(
+    executionId: string,
+    name: string,
+    payload: unknown,
+    options?: UpdateOptions,
+  ): Promise<R>;
   update(...args: unknown[]): Promise<unknown> {
     const [executionId, name, payload, options] = isWorkflowDefinition(args[0]) ? args.slice(1) : args;
     return this.runtime.update(

@@ -8,8 +8,8 @@
 import { z } from 'zod';
 import { blockageStands, blockedView } from './blockage.js';
 import { type CancelResult, cancelExecution } from './cancellation.js';
-import { currentRun } from './continuation-chain.js';
 import { Codec, DEFAULT_MAX_PAYLOAD_BYTES } from './codec.js';
+import { currentRun } from './continuation-chain.js';
 import { handOverDeps } from './continuation-features.js';
 import { deadLetterExecution } from './dead-letter.js';
 import {
@@ -665,7 +665,12 @@ export class Runtime {
     payload: UpdateInput<M, K>,
     options?: UpdateOptions,
   ): Promise<R>;
-  update<R = unknown>(executionId: string, name: string, payload: unknown, options?: UpdateOptions): Promise<R>;
+  update<R = unknown>(
+    executionId: string,
+    name: string,
+    payload: unknown,
+    options?: UpdateOptions,
+  ): Promise<R>;
   async update(...args: unknown[]): Promise<unknown> {
     this.assertOpen();
     // Given the workflow first, the compiler checked the name and payload; the runtime checks

@@ -7,7 +7,6 @@
 import {
   createClient,
   InvalidInputError,
-  type MessagesOf,
   type Runtime,
   UnknownUpdateError,
   type WorkflowHandle,
