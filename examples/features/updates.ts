@@ -23,9 +23,9 @@ export const cart = defineWorkflow({
 export async function main(stores: Stores = openMemoryStores()): Promise<unknown> {
   const runtime = createRuntime({ stores, workflows: [cart] });
   const handle = await runtime.start(cart, { owner: 'ada' }, { executionId: 'cart-1' });
-  const first = await runtime.update('cart-1', 'add', 'apple', { updateId: 'req-1' }); // 1
-  const again = await runtime.update('cart-1', 'add', 'apple', { updateId: 'req-1' }); // 1: same id, same answer
-  const second = await runtime.update('cart-1', 'add', 'pear'); // 2
+  const first = await handle.update('add', 'apple', { updateId: 'req-1' }); // 1 (name and payload typed by cart)
+  const again = await runtime.update(cart, 'cart-1', 'add', 'apple', { updateId: 'req-1' }); // 1: same id, same answer
+  const second = await runtime.update('cart-1', 'add', 'pear'); // 2 (by id alone: checked at run time only)
   await runtime.signal('cart-1', 'checkout', true);
   const output = await handle.result(); // 'ada pays for apple, pear'
   await runtime.close();

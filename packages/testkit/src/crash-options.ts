@@ -1,14 +1,28 @@
 /** Options of the crash runner, their defaults, and their validation. */
 import {
   type AnyWorkflow,
+  type DeadlineOptions,
   type ExecutionState,
   openMemoryStores,
+  type StartSignal,
   type Stores,
 } from '@skein/workflow-runtime';
 import { executionIdSchema, parseWith } from '@skein/workflow-runtime/internal';
 import { z } from 'zod';
 import type { Effects } from './effects.js';
 import { DEFAULT_CLOCK_START } from './virtual-clock.js';
+
+/**
+ * How the kit starts the execution under test: with `signal`, by `runtime.signalWithStart` (seq 0
+ * carries the signal, adr/0064); else by `runtime.start`. `timeoutMs` or `deadline` are the
+ * start's deadline options: the deadline's timer row is written before seq 0 (adr/0065), and the
+ * kit wakes the execution at its deadline like any due timer. Both writes are crashed at like
+ * any other.
+ */
+export interface CrashStart extends DeadlineOptions {
+  /** The signal `signalWithStart` delivers with seq 0 (default: none, a plain start). */
+  signal?: StartSignal;
+}
 
 /** A workflow definition, or a factory that gets a fresh {@link Effects} counter for every run. */
 export type WorkflowUnderTest = AnyWorkflow | ((effects: Effects) => AnyWorkflow);
@@ -45,6 +59,13 @@ export interface CrashTestOptions {
    */
   resume?: boolean;
   /**
+   * Start the execution with these start options (`runtime.start`, or `runtime.signalWithStart`
+   * with a `signal`) instead of `runtime.execute` (default: none, `execute`). See {@link CrashStart}.
+   * @example
+   * await crashAtEveryWrite(cart, input, { start: { signal: { name: 'add', payload: 'apple' }, timeoutMs: 60_000 } });
+   */
+  start?: CrashStart;
+  /**
    * Whether a recovered outcome is acceptable (default: the same status and output as the
    * uncrashed run). A workflow that races outside events (a signal against a child's end) may
    * take another branch after a crash, since the events arrive in another order; judge it by
@@ -66,6 +87,7 @@ export interface ResolvedCrashOptions {
   signals: Readonly<Record<string, unknown>>;
   updates: Readonly<Record<string, unknown>>;
   resume: boolean;
+  start?: CrashStart;
   outcomeAccepted?: (recovered: ExecutionState, reference: ExecutionState) => boolean;
 }
 
@@ -87,6 +109,20 @@ const optionsSchema = z.object({
   signals: z.record(z.string(), z.unknown()).default({}),
   updates: z.record(z.string(), z.unknown()).default({}),
   resume: z.boolean().default(false),
+  start: z
+    .object({
+      signal: z
+        .object({ name: z.string().min(1), payload: z.unknown(), signalId: z.string().optional() })
+        .optional(),
+      timeoutMs: z.number().int().positive().optional(),
+      deadline: z.union([z.date(), z.number().int().nonnegative()]).optional(),
+    })
+    .strict()
+    .refine((start) => start.timeoutMs === undefined || start.deadline === undefined, {
+      message: 'give timeoutMs or deadline, not both',
+      path: ['deadline'],
+    })
+    .optional(),
   outcomeAccepted: z
     .custom<(recovered: ExecutionState, reference: ExecutionState) => boolean>(
       isFunction,

@@ -83,7 +83,7 @@ function drive(
   onError: (error: unknown) => void,
 ): Promise<DriveResult> {
   const { definition: workflow, children: workflows, request, clock } = run;
-  const { snapshotEvery, claimLapseMs, maxCalls, signals, updates, resume } = options;
+  const { snapshotEvery, claimLapseMs, maxCalls, signals, updates, resume, start } = options;
   return driveToEnd(
     {
       stores,
@@ -97,6 +97,7 @@ function drive(
       claimLapseMs,
       onError,
       resume,
+      start,
     },
     maxCalls,
   );

@@ -19,6 +19,7 @@ import {
   UpdateTimeoutError,
 } from '@skein/workflow-runtime';
 import { updateInboxName } from '@skein/workflow-runtime/internal';
+import type { CrashStart } from './crash-options.js';
 import type { VirtualClock } from './virtual-clock.js';
 
 /** What a driver needs. */
@@ -40,6 +41,8 @@ export interface DriveContext {
   onError: (error: unknown, context: string) => void;
   /** Resume the execution once when it ends failed or dead-lettered (default: false). */
   resume?: boolean;
+  /** Start it with these options (`start`, or `signalWithStart` with a signal) rather than `execute`. */
+  start?: CrashStart;
 }
 
 /** How a drive ended. */
@@ -127,13 +130,16 @@ async function nextCall(
   }
   const runtime = freshRuntime(context);
   try {
+    if (current === null && context.start !== undefined) {
+      await startWith(runtime, context, context.start);
+      return;
+    }
     if (current === null || current.status !== 'suspended') {
       await runtime.execute(context.request);
       return;
     }
-    if (current.timers.length === 0)
-      throw new Error(`execution "${current.executionId}" is suspended on no timer`);
-    const due = Math.min(...current.timers.map((timer) => timer.dueAt));
+    const due = dueAt(current);
+    if (due === undefined) throw new Error(`execution "${current.executionId}" is suspended on no timer`);
     if (due > context.clock.now()) context.clock.set(due);
     const woken = await runtime.wake(current.executionId);
     // Nothing moved: the due timers are claimed by an attempt that died; let the claim lapse.
@@ -141,6 +147,25 @@ async function nextCall(
   } finally {
     await runtime.close();
   }
+}
+
+/**
+ * The first call of an execution with start options: `signalWithStart` or `start` on the fresh
+ * runtime; its close waits for the run the start began here.
+ */
+async function startWith(runtime: Runtime, context: DriveContext, start: CrashStart): Promise<void> {
+  const { executionId, input } = context.request;
+  const { signal, ...deadline } = start;
+  const options = { executionId, ...deadline };
+  if (signal === undefined) await runtime.start(context.workflow, input, options);
+  else await runtime.signalWithStart(context.workflow, input, signal, options);
+}
+
+/** When a suspended execution is due: its earliest timer, or its deadline when that comes first. */
+function dueAt(state: ExecutionState): number | undefined {
+  const times = state.timers.map((timer) => timer.dueAt);
+  if (state.deadline !== undefined && state.cancel === undefined) times.push(state.deadline.at);
+  return times.length === 0 ? undefined : Math.min(...times);
 }
 
 /** Drive one child to its end the way the root is driven. */

@@ -17,7 +17,7 @@ export {
   type StepBranch,
 } from './concurrent-workflows.js';
 export { checkChains } from './crash-checks.js';
-export type { CrashTestOptions, WorkflowUnderTest } from './crash-options.js';
+export type { CrashStart, CrashTestOptions, WorkflowUnderTest } from './crash-options.js';
 export {
   type CrashAtOptions,
   type CrashOutcome,

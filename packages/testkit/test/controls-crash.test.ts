@@ -1,13 +1,15 @@
 /**
  * Issue #23 items 7–9: L1–L7 and once-only steps hold under a crash at every write for a
  * workflow that uses retry controls (adr/0066), for an operator's resume of a failed execution
- * (adr/0067, crashed at its own write too), and for a fork that runs on from a step.
+ * (adr/0067, crashed at its own write too), for a fork that runs on from a step, and for a
+ * caller's `result({ timeoutMs })` on an execution crashed at each write.
  */
-import { crashAtEveryWrite, type Effects } from '@skein/testkit';
+import { crashAtEveryWrite, Effects, faultyStore, referenceRun } from '@skein/testkit';
 import {
   createRuntime,
   defineWorkflow,
   openMemoryStores,
+  ResultTimeoutError,
   readHistory,
   retryAfter,
   type Stores,
@@ -164,5 +166,66 @@ describe('crashAtEveryWrite with retry controls and operator controls', () => {
     expect(reference).toMatchObject({ status: 'completed' });
     expect(reference.output).toBe('repaid-hold-f-in-source-shipped');
     expect(report.outcomes.every((outcome) => outcome.status === 'completed')).toBe(true);
+  });
+});
+
+describe('result({ timeoutMs }) at every crash point', () => {
+  it('on the crashed execution it times out and writes nothing; after the recovery it gives the output', async () => {
+    const steps = (effects: Effects) =>
+      defineWorkflow({
+        name: 'steps',
+        version: 1,
+        input: z.object({ n: z.number() }),
+        async run(ctx, { n }) {
+          const a = await ctx.step(
+            'a',
+            effects.track('a', () => n + 1),
+          );
+          const b = await ctx.step(
+            'b',
+            effects.track('b', () => a * 2),
+          );
+          return ctx.step(
+            'c',
+            effects.track('c', () => `${b}`),
+          );
+        },
+      });
+    const { writes } = await referenceRun(steps, { n: 1 });
+    expect(writes.length).toBeGreaterThan(3);
+    const fault = (k: number) => [
+      { at: k, fault: 'crash-before' as const },
+      { at: k, fault: 'crash-after' as const },
+    ];
+    for (const plan of writes.flatMap((_op, k) => fault(k))) {
+      const stores = openMemoryStores();
+      const workflow = steps(new Effects());
+      const crashed = faultyStore(stores, plan);
+      // snapshotEvery as the kit's reference run, so its writes are the ones numbered there.
+      const options = { workflows: [workflow], maintenance: false, snapshotEvery: 3 } as const;
+      const node = createRuntime({ ...options, stores: crashed, onError: () => {} });
+      await node.start(workflow, { n: 1 }, { executionId: 'r' }).catch(() => undefined);
+      await node.close();
+      expect(crashed.crash).toBeDefined();
+      // Another process waits for the result with a bound: gives up, and the log is as it was.
+      const reader = createRuntime({ ...options, stores });
+      const before = (await stores.events.read('r', 0)).length;
+      const state = await reader.loadState('r');
+      if (state === null || state.status !== 'completed') {
+        const waited = await reader
+          .handle('r')
+          .result({ timeoutMs: 20 })
+          .catch((error: unknown) => error);
+        if (state === null) expect(waited).toBeInstanceOf(Error);
+        else expect(waited).toBeInstanceOf(ResultTimeoutError);
+        expect((await stores.events.read('r', 0)).length).toBe(before);
+        // The recovery (a node that starts it again, or takes over its run) ends it.
+        if (state === null) await reader.start(workflow, { n: 1 }, { executionId: 'r' });
+        else await reader.execute({ executionId: 'r', workflow: 'steps' });
+      }
+      expect(await reader.handle('r').result({ timeoutMs: 5_000 })).toBe('4');
+      await reader.close();
+      await stores.close();
+    }
   });
 });

@@ -6,6 +6,7 @@
  * boundary; later calls work normally, so `finally` blocks may run cleanup steps. The run
  * ends `EXECUTION_CANCELLED` whatever the body returns or throws.
  */
+import { currentRun } from './continuation-chain.js';
 import { ExecutionNotFoundError, UnknownWorkflowError } from './errors.js';
 import { type CallKind, type ExecutionStatus, isTerminalStatus } from './events.js';
 import type { CallRecord, ExecutionState } from './fold.js';
@@ -55,13 +56,16 @@ export async function cancelExecution(
   origin: { deadline?: number } = {},
 ): Promise<CancelResult> {
   for (let attempt = 1; ; attempt++) {
-    const current = await deps.loadState(executionId);
-    if (current === null) throw new ExecutionNotFoundError(executionId);
+    const named = await deps.loadState(executionId);
+    if (named === null) throw new ExecutionNotFoundError(executionId);
+    // Any id of a continue-as-new chain reaches its current run (adr/0063), read again after a race.
+    const current = await currentRun(deps, named);
+    const runId = current.executionId;
     if (isTerminalStatus(current.status)) return { cancelled: false, status: current.status };
     if (current.cancel !== undefined)
       return { cancelled: true, status: current.status, alreadyRequested: true };
     assertRunnable(deps, current);
-    const fence = await deps.stores.events.acquireFence(executionId);
+    const fence = await deps.stores.events.acquireFence(runId);
     const { firstAppend, outcome } = deps.takeOver(current, fence, [
       { type: 'CANCEL_REQUESTED', payload: { reason, fence, ...origin } },
       { type: 'EXECUTION_RESUMED', payload: { reason: 'cancellation requested', fence } },
@@ -69,7 +73,7 @@ export async function cancelExecution(
     try {
       await firstAppend;
       // The cancelling run goes on in the background: a store error there is reported (adr/0033).
-      outcome.catch((error: unknown) => deps.onError(error, `cancelling run of execution "${executionId}"`));
+      outcome.catch((error: unknown) => deps.onError(error, `cancelling run of execution "${runId}"`));
       return { cancelled: true, status: 'running' };
     } catch (error) {
       // The run fails with the same error, which this call reports to its caller.

@@ -33,6 +33,8 @@ import {
   parseWith,
   type SignalInput,
   type SignalName,
+  type UpdateInput,
+  type UpdateName,
   type WorkflowDefinition,
   type WorkflowMessages,
 } from './workflow.js';
@@ -237,15 +239,30 @@ export class Client {
   /**
    * Send update `name` and wait for the handler's result: checked and refused before anything
    * is written like `runtime.update`, then put in the inbox and handed to the nodes that run
-   * work (`signalHandOff`), which apply it; resolves once the log holds the result.
+   * work (`signalHandOff`), which apply it; resolves once the log holds the result. Given the
+   * workflow first, the name and payload are also checked at compile time.
    */
+  update<In, Out, Raw, M extends WorkflowMessages, K extends UpdateName<M>, R = unknown>(
+    workflow: WorkflowDefinition<In, Out, Raw, M>,
+    executionId: string,
+    name: K,
+    payload: UpdateInput<M, K>,
+    options?: UpdateOptions,
+  ): Promise<R>;
   update<R = unknown>(
     executionId: string,
     name: string,
     payload: unknown,
-    options: UpdateOptions = {},
-  ): Promise<R> {
-    return this.runtime.update<R>(executionId, name, payload, options);
+    options?: UpdateOptions,
+  ): Promise<R>;
+  update(...args: unknown[]): Promise<unknown> {
+    const [executionId, name, payload, options] = isWorkflowDefinition(args[0]) ? args.slice(1) : args;
+    return this.runtime.update(
+      executionId as string,
+      name as string,
+      payload,
+      (options ?? {}) as UpdateOptions,
+    );
   }
 
   /**

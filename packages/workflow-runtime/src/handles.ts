@@ -1,13 +1,22 @@
 /**
  * Handles on one execution, typed by its workflow: `result()` gives its output type, `state()`
- * an `ExecutionState<Out>`, and `signal(name, payload)` takes only the names and payload types
- * the workflow declares (adr/0048). The runtime still checks every call, for untyped callers.
+ * an `ExecutionState<Out>`, and `signal(name, payload)` and `update(name, payload)` take only
+ * the names and payload types the workflow declares (adr/0048, adr/0078). The runtime still
+ * checks every call, for untyped callers.
  */
 import type { ExecutionState } from './fold.js';
 import { assertExecutionId } from './ids.js';
 import type { ResultOptions } from './result-wait.js';
 import type { SignalOptions, SignalResult } from './signal-send.js';
-import type { AnyWorkflow, SignalInput, SignalName, WorkflowMessages } from './workflow.js';
+import type { UpdateOptions } from './update-send.js';
+import type {
+  AnyWorkflow,
+  SignalInput,
+  SignalName,
+  UpdateInput,
+  UpdateName,
+  WorkflowMessages,
+} from './workflow.js';
 
 /** A handle on one execution; `Out` and `M` come from its workflow when the handle is typed. */
 export interface WorkflowHandle<Out = unknown, M extends WorkflowMessages = WorkflowMessages> {
@@ -29,6 +38,17 @@ export interface WorkflowHandle<Out = unknown, M extends WorkflowMessages = Work
     payload: SignalInput<M, K>,
     options?: SignalOptions,
   ): Promise<SignalResult>;
+  /**
+   * Send update `name` to this execution and resolve with its handler's result:
+   * `runtime.update(executionId, name, payload, options)`, with the name and payload checked
+   * against the workflow's declared updates at compile time. `R` is the handler's result type
+   * (the definition declares none): `handle.update<number>('add', 'apple')`.
+   */
+  update<R = unknown, K extends UpdateName<M> = UpdateName<M>>(
+    name: K,
+    payload: UpdateInput<M, K>,
+    options?: UpdateOptions,
+  ): Promise<R>;
 }
 
 /** What a handle calls: a runtime or a client. */
@@ -36,6 +56,7 @@ export interface HandleSource {
   result<Out>(executionId: string, options?: ResultOptions): Promise<Out>;
   loadState(executionId: string): Promise<ExecutionState | null>;
   signal(executionId: string, name: string, payload: unknown, options?: SignalOptions): Promise<SignalResult>;
+  update<R>(executionId: string, name: string, payload: unknown, options?: UpdateOptions): Promise<R>;
 }
 
 /** A handle on `executionId` over `source` (the id is checked here; it need not exist yet). */
@@ -51,6 +72,8 @@ export function handleOn<Out, M extends WorkflowMessages>(
     // The output was recorded by this workflow's body (and its output schema, if any).
     state: () => source.loadState(executionId) as Promise<ExecutionState<Out> | null>,
     signal: (name, payload, options) => source.signal(executionId, name, payload, options),
+    update: <R>(name: string, payload: unknown, options?: UpdateOptions) =>
+      source.update<R>(executionId, name, payload, options),
   };
 }
 

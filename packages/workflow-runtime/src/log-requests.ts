@@ -9,6 +9,7 @@
 import { z } from 'zod';
 import type { CancelResult } from './cancellation.js';
 import { assertPayloadSize, DEFAULT_MAX_PAYLOAD_BYTES, encode } from './codec.js';
+import { currentRun } from './continuation-chain.js';
 import { ExecutionFinishedError, ExecutionNotFoundError } from './errors.js';
 import { type EventType, isTerminalStatus } from './events.js';
 import type { ExecutionState } from './fold.js';
@@ -49,7 +50,8 @@ const signalIdSchema = z.string().min(1).max(MAX_EXECUTION_ID_LENGTH);
 const ATTEMPTS = 3;
 
 /**
- * Record a cancellation request without running the body: under a fresh fence (a live holder's
+ * Record a cancellation request without running the body (to the current run of a
+ * continue-as-new chain when `executionId` continued): under a fresh fence (a live holder's
  * next append fails), `CANCEL_REQUESTED`, and `EXECUTION_RESUMED` unless the execution is
  * still `pending`. Resolves once the request is durable; the node that next runs the
  * execution replays it with cancellation pending and ends it `EXECUTION_CANCELLED`.
@@ -65,13 +67,17 @@ export async function requestCancel(
   const id = parseWith(executionIdSchema, executionId, 'executionId', 'executionId');
   const why = parseWith(z.string().min(1), reason, 'cancel reason', 'reason');
   const clock = options.clock ?? Date.now;
+  const chain = { loadState: (executionId: string) => loadState(stores, executionId) };
   for (let attempt = 1; ; attempt++) {
-    const current = await loadState(stores, id);
-    if (current === null) throw new ExecutionNotFoundError(id);
+    const named = await loadState(stores, id);
+    if (named === null) throw new ExecutionNotFoundError(id);
+    // Any id of a continue-as-new chain reaches its current run (adr/0063), read again after a race.
+    const current = await currentRun(chain, named);
+    const runId = current.executionId;
     if (isTerminalStatus(current.status)) return { cancelled: false, status: current.status };
     if (current.cancel !== undefined)
       return { cancelled: true, status: current.status, alreadyRequested: true };
-    const fence = await stores.events.acquireFence(id);
+    const fence = await stores.events.acquireFence(runId);
     const types: [EventType, unknown][] = [['CANCEL_REQUESTED', { reason: why, fence }]];
     // Pending work is claimed as it is; anything else becomes running with no holder, which
     // the recovery of an expired lease takes over (the fenced-out holder stops renewing).
@@ -79,7 +85,7 @@ export async function requestCancel(
       types.push(['EXECUTION_RESUMED', { reason: 'cancellation requested', fence }]);
     try {
       const written = await stores.events.append({
-        executionId: id,
+        executionId: runId,
         workflow: current.workflow,
         expectedSeq: current.sequence + 1,
         fence,

@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { blockageStands, blockedView } from './blockage.js';
 import { type CancelResult, cancelExecution } from './cancellation.js';
 import { Codec, DEFAULT_MAX_PAYLOAD_BYTES } from './codec.js';
+import { currentRun } from './continuation-chain.js';
 import { handOverDeps } from './continuation-features.js';
 import { deadLetterExecution } from './dead-letter.js';
 import {
@@ -85,6 +86,8 @@ import {
   parseWith,
   type SignalInput,
   type SignalName,
+  type UpdateInput,
+  type UpdateName,
   type WorkflowDefinition,
   type WorkflowMessages,
   WorkflowRegistry,
@@ -570,6 +573,13 @@ export class Runtime {
     const current = (await this.lifecycle.resident.state(executionId)) ?? (await this.loadState(executionId));
     if (current !== null && (await enforceDeadline(this.deadlines(), current, this.clock())))
       return this.loadState(executionId);
+    if (current !== null && isTerminalStatus(current.status)) {
+      // The end's clean-up of its rows was lost to a crash: the row that is due now goes, and
+      // the others with it, or each would be claimed again every claim TTL.
+      const rows = await this.stores.timers.forExecution(executionId);
+      await Promise.all(rows.map((row) => this.stores.timers.complete(row.timerId)));
+      return current;
+    }
     if (current === null || current.status !== 'suspended') return current;
     const now = this.clock();
     const due = current.timers.filter((timer) => timer.dueAt <= now);
@@ -642,18 +652,37 @@ export class Runtime {
    * `UnknownUpdateError` for a name the workflow does not declare. The update is applied where
    * the body next waits and recorded with its result; a handler that throws rejects this with
    * `UpdateFailedError`. A repeated `updateId` returns the first result; `timeoutMs` bounds the
-   * wait (`UpdateTimeoutError`, the update stays in the inbox).
+   * wait (`UpdateTimeoutError`, the update stays in the inbox). Given the workflow first
+   * (`runtime.update(cart, 'cart-1', 'add', 'apple')`), the name and payload are also checked at
+   * compile time against its declared updates; `R` is the handler's result type.
    * @example
    * const count = await runtime.update('cart-1', 'add', 'apple', { updateId: requestId });
    */
-  async update<R = unknown>(
+  update<In, Out, Raw, M extends WorkflowMessages, K extends UpdateName<M>, R = unknown>(
+    workflow: WorkflowDefinition<In, Out, Raw, M>,
+    executionId: string,
+    name: K,
+    payload: UpdateInput<M, K>,
+    options?: UpdateOptions,
+  ): Promise<R>;
+  update<R = unknown>(
     executionId: string,
     name: string,
     payload: unknown,
-    options: UpdateOptions = {},
-  ): Promise<R> {
+    options?: UpdateOptions,
+  ): Promise<R>;
+  async update(...args: unknown[]): Promise<unknown> {
     this.assertOpen();
-    return (await sendUpdate(this.features, executionId, name, payload, options)) as R;
+    // Given the workflow first, the compiler checked the name and payload; the runtime checks
+    // them all the same, against the workflow the execution runs.
+    const [executionId, name, payload, options] = isWorkflowDefinition(args[0]) ? args.slice(1) : args;
+    return sendUpdate(
+      this.features,
+      executionId as string,
+      name as string,
+      payload,
+      (options ?? {}) as UpdateOptions,
+    );
   }
 
   /**
@@ -689,8 +718,9 @@ export class Runtime {
   /**
    * Cancel an execution: take it over, record `CANCEL_REQUESTED`, and run it so the workflow
    * sees `CancelledError` at its next context call (cleanup in `finally` still runs), ending
-   * `EXECUTION_CANCELLED`; unsettled children are cancelled too. Resolves once the request is
-   * durable. A finished execution is left alone: `{ cancelled: false, status }`.
+   * `EXECUTION_CANCELLED`; unsettled children are cancelled too. Any id of a continue-as-new
+   * chain cancels its current run (adr/0063). Resolves once the request is durable. A finished
+   * execution is left alone: `{ cancelled: false, status }`.
    */
   async cancel(executionId: string, reason: string): Promise<CancelResult> {
     this.assertOpen();
@@ -701,8 +731,11 @@ export class Runtime {
 
   /** `cancel` of a checked id and reason; `deadline` when the execution's deadline asks for it. */
   private async requestCancel(id: string, why: string, deadline?: number): Promise<CancelResult> {
-    // The runs of it in progress here: their running steps see the cancellation (StepInfo.signal).
-    const holders = [...(this.lifecycle.bodies.get(id) ?? [])];
+    // The runs in progress here of the chain's current run (adr/0063): their running steps see
+    // the cancellation (StepInfo.signal).
+    const named = await this.loadState(id);
+    const runId = named === null ? id : (await currentRun(this.features, named)).executionId;
+    const holders = [...(this.lifecycle.bodies.get(runId) ?? [])];
     const origin = deadline === undefined ? {} : { deadline };
     const result = await cancelExecution(this.features, id, why, origin);
     if (result.cancelled && result.alreadyRequested !== true)
@@ -776,8 +809,8 @@ export class Runtime {
   }
 
   /**
-   * A handle on an execution (it need not exist yet): `result()`, `state()` and `signal()`.
-   * Given the workflow, all three are typed by it (its output, its declared signals).
+   * A handle on an execution (it need not exist yet): `result()`, `state()`, `signal()` and
+   * `update()`. Given the workflow, all are typed by it (its output, its declared signals and updates).
    * @example
    * const handle = runtime.handle(order, 'order-42');
    * await handle.signal('approve', true);

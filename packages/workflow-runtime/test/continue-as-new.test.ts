@@ -5,9 +5,11 @@
  * real store.
  */
 import {
+  createClient,
   createRuntime,
   defineWorkflow,
   ExecutionAlreadyExistsError,
+  ExecutionFailedError,
   type ExecutionState,
   InvalidInputError,
   type Runtime,
@@ -295,6 +297,31 @@ describe.each(realStores)('continue-as-new on %s', (_name, open: OpenStores) => 
     expect(await runtime.result('cart-1')).toEqual(['apple', 'pear']);
     const old = await runtime.loadState('cart-1');
     expect(old).toMatchObject({ status: 'continued', continuedAs: 'cart-1~1' });
+  });
+
+  it('a cancel sent to the first id after the continue cancels the current run', async () => {
+    await runtime.start(cart, { items: [], round: 0 }, { executionId: 'cart-c' });
+    await runtime.signal('cart-c', 'next', true);
+    for (let i = 0; i < 200 && (await runtime.loadState('cart-c~1'))?.status !== 'suspended'; i++)
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(await runtime.cancel('cart-c', 'not needed')).toMatchObject({ cancelled: true });
+    const failure = await runtime.result('cart-c').catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(ExecutionFailedError);
+    expect((failure as ExecutionFailedError).status).toBe('cancelled');
+    expect(await runtime.loadState('cart-c')).toMatchObject({ status: 'continued', continuedAs: 'cart-c~1' });
+    expect(await runtime.loadState('cart-c~1')).toMatchObject({ status: 'cancelled' });
+    // The chain ended: a second cancel of the first id finds its current run finished.
+    expect(await runtime.cancel('cart-c', 'again')).toEqual({ cancelled: false, status: 'cancelled' });
+  });
+
+  it("a client's cancel of the first id after the continue records the request in the current run", async () => {
+    await runtime.start(cart, { items: [], round: 0 }, { executionId: 'cart-k' });
+    await runtime.signal('cart-k', 'next', true);
+    for (let i = 0; i < 200 && (await runtime.loadState('cart-k~1'))?.status !== 'suspended'; i++)
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(await createClient({ stores }).cancel('cart-k', 'not needed')).toMatchObject({ cancelled: true });
+    expect((await runtime.loadState('cart-k~1'))?.cancel).toMatchObject({ reason: 'not needed' });
+    expect((await runtime.loadState('cart-k'))?.cancel).toBeUndefined();
   });
 
   it("a child that continues keeps its parent, which gets the output of the chain's last run", async () => {
