@@ -54,6 +54,12 @@ export interface Resident {
 /** The LRU cache of resident bodies of one runtime; see the module comment. */
 export class ResidentBodies {
   private readonly entries = new Map<string, Resident>();
+  /**
+   * Runs going on now, each with a promise that settles once it was kept (or not): a run that
+   * is writing its suspension lands in the cache moments later, and {@link state} waits for
+   * that rather than folding the log.
+   */
+  private readonly landing = new Map<string, { run: ExecutionRun; kept: Promise<void> }>();
 
   constructor(
     readonly maxResident: number,
@@ -87,13 +93,34 @@ export class ResidentBodies {
   }
 
   /**
+   * `run` goes on now; `kept` settles once {@link keepSuspended} was called for it (or the run
+   * failed). Until then a caller of {@link state} waits for it when the run is suspending.
+   */
+  running(run: ExecutionRun, kept: Promise<void>): void {
+    if (this.maxResident === 0) return;
+    const entry = { run, kept };
+    this.landing.set(run.executionId, entry);
+    kept.then(() => {
+      if (this.landing.get(run.executionId) === entry) this.landing.delete(run.executionId);
+    });
+  }
+
+  /**
    * The state of a resident body's execution when its log is still the one it suspended on
    * (two indexed reads, not a fold of the log), forked so a run may fold into it; undefined
-   * when no body is resident or the log moved (then the body is dropped).
+   * when no body is resident or the log moved (then the body is dropped). A body writing its
+   * suspension now is waited for (one write), so a caller that heard of the suspension (an
+   * observer, the log) at once finds the body, not a miss that folds the whole log.
    */
   async state(executionId: string): Promise<ExecutionState | undefined> {
-    const resident = this.entries.get(executionId);
-    if (resident === undefined) return undefined;
+    let resident = this.entries.get(executionId);
+    if (resident === undefined) {
+      const landing = this.landing.get(executionId);
+      if (landing === undefined || !landing.run.suspending) return undefined;
+      await landing.kept;
+      resident = this.entries.get(executionId);
+      if (resident === undefined) return undefined;
+    }
     if (await logUnchanged(this.events, resident)) return forkState(resident.state);
     if (this.entries.get(executionId) === resident) this.entries.delete(executionId);
     return undefined;
@@ -126,6 +153,7 @@ export class ResidentBodies {
   /** Drop every resident body (the runtime closes). */
   clear(): void {
     this.entries.clear();
+    this.landing.clear();
   }
 }
 
