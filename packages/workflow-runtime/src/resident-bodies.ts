@@ -108,11 +108,20 @@ export class ResidentBodies {
   /**
    * The state of a resident body's execution when its log is still the one it suspended on
    * (two indexed reads, not a fold of the log), forked so a run may fold into it; undefined
-   * when no body is resident or the log moved (then the body is dropped). A body writing its
-   * suspension now is waited for (one write), so a caller that heard of the suspension (an
-   * observer, the log) at once finds the body, not a miss that folds the whole log.
+   * when no body is resident or the log moved (then the body is dropped).
    */
   async state(executionId: string): Promise<ExecutionState | undefined> {
+    const state = await this.unchanged(executionId);
+    return state === undefined ? undefined : forkState(state);
+  }
+
+  /**
+   * As {@link state}, but the resident state itself, not a fork: for a caller that only reads
+   * it (nothing may fold into it or change it; fork it with {@link forkState} first). A body
+   * writing its suspension now is waited for (one write), so a caller that heard of the
+   * suspension (an observer, the log) at once finds the body, not a miss that folds the log.
+   */
+  async unchanged(executionId: string): Promise<ExecutionState | undefined> {
     let resident = this.entries.get(executionId);
     if (resident === undefined) {
       const landing = this.landing.get(executionId);
@@ -121,7 +130,7 @@ export class ResidentBodies {
       resident = this.entries.get(executionId);
       if (resident === undefined) return undefined;
     }
-    if (await logUnchanged(this.events, resident)) return forkState(resident.state);
+    if (await logUnchanged(this.events, resident)) return resident.state;
     if (this.entries.get(executionId) === resident) this.entries.delete(executionId);
     return undefined;
   }
@@ -199,23 +208,29 @@ export function residentFits(
 }
 
 /**
+ * Per `calls` array made by {@link forkState}: every record below this position is settled for
+ * good, so a fork of that array copies none of them and checks none of them again.
+ */
+const settledBelow = new WeakMap<readonly unknown[], number>();
+
+/**
  * A copy of `state` that later events can be folded into without changing `state` (the fold
  * mutates in place, and `state` was handed out as a suspension's outcome). Arrays are copied;
  * call records are shared once settled for good (nothing folds into them any more), copied
- * otherwise. Copying references only, it costs microseconds for logs of thousands of calls.
+ * otherwise. Settled for good stays so: a fork of a fork checks only the records past the
+ * first one its source left unsettled (or a hole), so a resident resume does not look at
+ * every call of a long log. Copying references only, it costs microseconds for logs of
+ * thousands of calls.
  */
 export function forkState(state: ExecutionState): ExecutionState {
   const calls = state.calls.slice();
-  for (let i = 0; i < calls.length; i++) {
+  let settled = settledBelow.get(state.calls) ?? 0;
+  while (settled < calls.length && settledForGood(calls[settled])) settled++;
+  for (let i = settled; i < calls.length; i++) {
     const call = calls[i];
-    if (
-      call !== undefined &&
-      call.status !== 'completed' &&
-      call.status !== 'failed' &&
-      call.status !== 'fired'
-    )
-      calls[i] = { ...call };
+    if (call !== undefined && !settledForGood(call)) calls[i] = { ...call };
   }
+  settledBelow.set(calls, settled);
   const fork: ExecutionState = {
     ...state,
     calls,
@@ -228,4 +243,10 @@ export function forkState(state: ExecutionState): ExecutionState {
   if (state.published !== undefined) fork.published = state.published.map((entry) => ({ ...entry }));
   if (state.streams !== undefined) fork.streams = state.streams.map((entry) => ({ ...entry }));
   return fork;
+}
+
+function settledForGood(call: { status: string } | undefined): boolean {
+  return (
+    call !== undefined && (call.status === 'completed' || call.status === 'failed' || call.status === 'fired')
+  );
 }
