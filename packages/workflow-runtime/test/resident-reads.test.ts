@@ -15,6 +15,7 @@ import {
 import { describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { ConsumedIndex } from '../src/consumed-index.js';
+import { forkState } from '../src/resident-bodies.js';
 import { backings, CountingEventStore, harness, types, withEvents } from './support/stores.js';
 
 const ticker = defineWorkflow({
@@ -132,5 +133,44 @@ describe('ConsumedIndex', () => {
     expect(index.has(['x'], 'x')).toBe(true);
     expect(index.has(['y', 'z'], 'x')).toBe(false);
     expect(index.has([], 'y')).toBe(false);
+  });
+});
+
+describe('forkState', () => {
+  test('a fork of a fork shares the records settled for good and copies the rest, holes included', () => {
+    const record = (position: number, status: 'completed' | 'started' | 'fired') => ({
+      position,
+      kind: 'step' as const,
+      name: `s${position}`,
+      status,
+      attempts: 0,
+      failures: 0,
+    });
+    const calls = [record(0, 'completed'), record(1, 'fired'), record(2, 'started'), record(3, 'completed')];
+    const state = {
+      executionId: 'f-1',
+      calls,
+      steps: [],
+      patches: [],
+      timers: [],
+    } as unknown as ExecutionState;
+    const first = forkState(state);
+    expect(first.calls[0]).toBe(calls[0]);
+    expect(first.calls[2]).not.toBe(calls[2]);
+    expect(first.calls[3]).toBe(calls[3]);
+    // The fold settles position 2 in the fork, leaves a hole at 4 and records 5 unsettled.
+    first.calls[2] = record(2, 'completed');
+    first.calls[5] = record(5, 'started');
+    const second = forkState(first);
+    expect(second.calls[2]).toBe(first.calls[2]);
+    expect(4 in second.calls).toBe(false);
+    expect(second.calls[5]).not.toBe(first.calls[5]);
+    expect(second.calls[5]).toEqual(first.calls[5]);
+    // The hole at 4 is filled later: the next fork still looks at it and past it.
+    second.calls[4] = record(4, 'started');
+    const third = forkState(second);
+    expect(third.calls[4]).not.toBe(second.calls[4]);
+    expect(third.calls[5]).not.toBe(second.calls[5]);
+    expect(calls[2]!.status).toBe('started');
   });
 });
