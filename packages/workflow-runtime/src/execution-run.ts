@@ -10,6 +10,7 @@ import { cancellationAt } from './cancellation.js';
 import { beginChild } from './child-call.js';
 import { type ChildHandle, childHandleOf } from './child-handle.js';
 import { encode } from './codec.js';
+import { ConsumedIndex } from './consumed-index.js';
 import type {
   ChildOptions,
   HistorySize,
@@ -103,6 +104,10 @@ export class ExecutionRun implements WorkflowContext {
   private redoAt: number | undefined;
   /** Wake each blocked call of this run so it is made again at its position (a resident resume). */
   private readonly blocked: (() => void)[] = [];
+  /** The signal ids the log consumed, looked up without a scan (consumed-index.ts). */
+  private readonly consumed = new ConsumedIndex();
+  /** True from the moment this stretch ends in a suspension until the run resumes. */
+  private suspendingNow = false;
   /** Timers this run saw fire; the runtime deletes their rows once the run is durable. */
   firedTimers: string[] = [];
   /** Signals this run consumed; the runtime deletes them from the inbox once the run is durable. */
@@ -190,12 +195,21 @@ export class ExecutionRun implements WorkflowContext {
   }
 
   /**
+   * True once every branch of the body waits and the run is writing its suspension (or wrote
+   * it), until it resumes: what is left of the stretch is that one write (resident-bodies.ts).
+   */
+  get suspending(): boolean {
+    return this.suspendingNow;
+  }
+
+  /**
    * Go on with a run that suspended, instead of replaying it (adr/0068): `writer` continues
    * the log right where this run left it. Every blocked call is made again at its position,
    * so it sees what arrived (a signal, a settled child, a due timer) as a replay would.
    */
   async resume(writer: LogWriter): Promise<RunOutcome> {
     this.writer = writer;
+    this.suspendingNow = false;
     this.firedTimers = [];
     this.consumedSignals = [];
     this.ended = false;
@@ -226,7 +240,10 @@ export class ExecutionRun implements WorkflowContext {
     this.deliveries.stop();
     try {
       this.throwIfAborted();
-      if (settled === 'suspend') return await suspend(this.host, this.writer, this.suspendedOn());
+      if (settled === 'suspend') {
+        this.suspendingNow = true;
+        return await suspend(this.host, this.writer, this.suspendedOn());
+      }
       const cancel = this.state.cancel;
       // Cancellation ends the execution cancelled whatever the body did with CancelledError.
       if (cancel !== undefined) {
@@ -415,6 +432,7 @@ export class ExecutionRun implements WorkflowContext {
         return run.consumedSignals;
       },
       state: () => this.state,
+      isConsumed: (signalId) => this.consumed.has(this.state.consumedSignals, signalId),
       next: (kind, name) => this.next(kind, name),
       peek: () => this.state.calls[this.redoAt ?? this.cursor],
       block: (wakeAt, timerId, awaiting) => this.block(wakeAt, timerId, awaiting),

@@ -54,6 +54,12 @@ export interface Resident {
 /** The LRU cache of resident bodies of one runtime; see the module comment. */
 export class ResidentBodies {
   private readonly entries = new Map<string, Resident>();
+  /**
+   * Runs going on now, each with a promise that settles once it was kept (or not): a run that
+   * is writing its suspension lands in the cache moments later, and {@link state} waits for
+   * that rather than folding the log.
+   */
+  private readonly landing = new Map<string, { run: ExecutionRun; kept: Promise<void> }>();
 
   constructor(
     readonly maxResident: number,
@@ -87,14 +93,44 @@ export class ResidentBodies {
   }
 
   /**
+   * `run` goes on now; `kept` settles once {@link keepSuspended} was called for it (or the run
+   * failed). Until then a caller of {@link state} waits for it when the run is suspending.
+   */
+  running(run: ExecutionRun, kept: Promise<void>): void {
+    if (this.maxResident === 0) return;
+    const entry = { run, kept };
+    this.landing.set(run.executionId, entry);
+    kept.then(() => {
+      if (this.landing.get(run.executionId) === entry) this.landing.delete(run.executionId);
+    });
+  }
+
+  /**
    * The state of a resident body's execution when its log is still the one it suspended on
    * (two indexed reads, not a fold of the log), forked so a run may fold into it; undefined
    * when no body is resident or the log moved (then the body is dropped).
    */
   async state(executionId: string): Promise<ExecutionState | undefined> {
-    const resident = this.entries.get(executionId);
-    if (resident === undefined) return undefined;
-    if (await logUnchanged(this.events, resident)) return forkState(resident.state);
+    const state = await this.unchanged(executionId);
+    return state === undefined ? undefined : forkState(state);
+  }
+
+  /**
+   * As {@link state}, but the resident state itself, not a fork: for a caller that only reads
+   * it (nothing may fold into it or change it; fork it with {@link forkState} first). A body
+   * writing its suspension now is waited for (one write), so a caller that heard of the
+   * suspension (an observer, the log) at once finds the body, not a miss that folds the log.
+   */
+  async unchanged(executionId: string): Promise<ExecutionState | undefined> {
+    let resident = this.entries.get(executionId);
+    if (resident === undefined) {
+      const landing = this.landing.get(executionId);
+      if (landing === undefined || !landing.run.suspending) return undefined;
+      await landing.kept;
+      resident = this.entries.get(executionId);
+      if (resident === undefined) return undefined;
+    }
+    if (await logUnchanged(this.events, resident)) return resident.state;
     if (this.entries.get(executionId) === resident) this.entries.delete(executionId);
     return undefined;
   }
@@ -126,6 +162,7 @@ export class ResidentBodies {
   /** Drop every resident body (the runtime closes). */
   clear(): void {
     this.entries.clear();
+    this.landing.clear();
   }
 }
 
@@ -171,23 +208,29 @@ export function residentFits(
 }
 
 /**
+ * Per `calls` array made by {@link forkState}: every record below this position is settled for
+ * good, so a fork of that array copies none of them and checks none of them again.
+ */
+const settledBelow = new WeakMap<readonly unknown[], number>();
+
+/**
  * A copy of `state` that later events can be folded into without changing `state` (the fold
  * mutates in place, and `state` was handed out as a suspension's outcome). Arrays are copied;
  * call records are shared once settled for good (nothing folds into them any more), copied
- * otherwise. Copying references only, it costs microseconds for logs of thousands of calls.
+ * otherwise. Settled for good stays so: a fork of a fork checks only the records past the
+ * first one its source left unsettled (or a hole), so a resident resume does not look at
+ * every call of a long log. Copying references only, it costs microseconds for logs of
+ * thousands of calls.
  */
 export function forkState(state: ExecutionState): ExecutionState {
   const calls = state.calls.slice();
-  for (let i = 0; i < calls.length; i++) {
+  let settled = settledBelow.get(state.calls) ?? 0;
+  while (settled < calls.length && settledForGood(calls[settled])) settled++;
+  for (let i = settled; i < calls.length; i++) {
     const call = calls[i];
-    if (
-      call !== undefined &&
-      call.status !== 'completed' &&
-      call.status !== 'failed' &&
-      call.status !== 'fired'
-    )
-      calls[i] = { ...call };
+    if (call !== undefined && !settledForGood(call)) calls[i] = { ...call };
   }
+  settledBelow.set(calls, settled);
   const fork: ExecutionState = {
     ...state,
     calls,
@@ -200,4 +243,10 @@ export function forkState(state: ExecutionState): ExecutionState {
   if (state.published !== undefined) fork.published = state.published.map((entry) => ({ ...entry }));
   if (state.streams !== undefined) fork.streams = state.streams.map((entry) => ({ ...entry }));
   return fork;
+}
+
+function settledForGood(call: { status: string } | undefined): boolean {
+  return (
+    call !== undefined && (call.status === 'completed' || call.status === 'failed' || call.status === 'fired')
+  );
 }

@@ -9,6 +9,7 @@ import { UnknownWorkflowError } from './errors.js';
 import type { ExecutionRun, RunOutcome } from './execution-run.js';
 import type { ExecutionState } from './fold.js';
 import { arrived } from './queues/queued-resume.js';
+import { forkState } from './resident-bodies.js';
 import { lostResumeRace, resumeFence } from './resume-fence.js';
 import type { FeatureDeps } from './signal-child-deps.js';
 import type { AnyWorkflow } from './workflow.js';
@@ -117,7 +118,8 @@ async function resumeNow(
 ): Promise<boolean> {
   // A body in progress here reads the inbox at its wait, or re-checks once it has suspended.
   if (deps.bodyRunning(executionId) || deps.closed()) return false;
-  const current = (await deps.residentState?.(executionId)) ?? (await deps.loadState(executionId));
+  const resident = await deps.residentState?.(executionId);
+  const current = resident ?? (await deps.loadState(executionId));
   if (current === null || current.status !== 'suspended' || !(await ready(current))) return false;
   if (!deps.registry.has(current.workflow, current.version)) {
     // Left suspended for a node that runs this version; reported so it is not lost from view.
@@ -136,7 +138,8 @@ async function resumeNow(
   // No new fence: of nodes resuming at once, the sequence picks one (adr/0016).
   const fence = await resumeFence(deps.stores.events, current);
   const resumeSeq = current.sequence + 1; // the run folds into `current` from here on
-  const { outcome } = deps.takeOver(current, fence, [
+  // A resident body's state is read only: the run folds into a fork of it.
+  const { outcome } = deps.takeOver(resident === undefined ? current : forkState(current), fence, [
     { type: 'EXECUTION_RESUMED', payload: { reason, fence } },
   ]);
   outcome.catch((error) => {

@@ -56,6 +56,8 @@ export interface RunInternals {
   readonly consumedSignals: string[];
   /** The state with everything recorded so far. */
   state(): ExecutionState;
+  /** True when the log so far consumed `signalId` (its `consumedSignals`, without a scan). */
+  isConsumed(signalId: string): boolean;
   /** Take the next position (throws NonDeterminismError, or CancelledError when cancelled). */
   next(kind: CallKind, name: string): { position: number; record: CallRecord | undefined };
   /** The record at the position `next` would take. */

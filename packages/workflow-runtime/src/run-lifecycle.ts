@@ -420,9 +420,12 @@ export class RunLifecycle {
     this.bodies.set(executionId, runs);
     // A resident body goes on once the work after its suspension is done (it reads its arrays).
     const running = resident === undefined ? run.run() : resident.afterWork.then(() => run.resume(writer));
+    let landed!: () => void;
+    this.resident.running(run, new Promise<void>((resolve) => (landed = resolve)));
     const ran = running.then(
       async (result) => {
         if (!this.closed()) this.resident.keepSuspended(run, result, ran);
+        landed();
         // A suspended run of a queue gives its slot back before anything here can resume it
         // (a wake-up timer, a signal's re-check; they wait while the body counts as running).
         if (result.kind === 'suspended') await this.releaseSlot(executionId);
@@ -433,6 +436,7 @@ export class RunLifecycle {
         return result;
       },
       async (error: unknown) => {
+        landed();
         this.bodyEnded(executionId, run);
         await this.noteBlockage(executionId, writer, error);
         throw error;

@@ -942,7 +942,7 @@ export class Runtime {
       maxPendingSignals,
       onError: this.onError,
       loadState: (id) => loadState(this.stores, id, this.codec),
-      residentState: (id) => this.lifecycle.resident.state(id),
+      residentState: (id) => this.lifecycle.resident.unchanged(id),
       resumes: new Map(),
       bodyRunning: (id) => this.lifecycle.bodies.has(id),
       closed: () => this.closed,

@@ -39,7 +39,10 @@ export interface FeatureDeps {
   maxPendingSignals: number;
   onError(error: unknown, context: string): void;
   loadState(executionId: string): Promise<ExecutionState | null>;
-  /** The state of a body resident here whose log did not move, without folding the log (adr/0068). */
+  /**
+   * The state of a body resident here whose log did not move, without folding the log
+   * (adr/0068): read only, never folded into (fork it with `forkState` first).
+   */
   residentState?(executionId: string): Promise<ExecutionState | undefined>;
   /** Resume attempts in progress in this runtime, by execution: they run one at a time. */
   resumes: Map<string, Promise<boolean>>;

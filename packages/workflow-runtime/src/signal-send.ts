@@ -95,7 +95,9 @@ export async function sendSignal(
   const text = encode(payload);
   assertPayloadSize(executionId, where, text, deps.maxPayloadBytes);
   const signalId = request.signalId ?? newId();
-  if (state.consumedSignals?.includes(signalId)) return duplicateOf(signalId);
+  // Only a caller's own id can be one the log consumed (a new ULID is in no log): the scan is skipped.
+  if (request.signalId !== undefined && state.consumedSignals?.includes(signalId))
+    return duplicateOf(signalId);
   // A wake-up already under way (the re-check right after a suspension) may find this signal
   // and resume the execution before this call asks: that wake-up counts as this call's.
   const underWay = deps.resumes.get(executionId);

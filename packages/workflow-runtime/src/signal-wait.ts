@@ -99,7 +99,7 @@ async function takeOldest(run: RunInternals, name: string, take: (signal: Signal
   // Signals seq 0 carries (signalWithStart) are older than any in the inbox.
   const state = run.state();
   const carried = state.startSignals?.find(
-    (signal) => signal.name === name && !consumedBy(state.consumedSignals, signal.signalId),
+    (signal) => signal.name === name && !run.isConsumed(signal.signalId),
   );
   if (carried !== undefined) {
     take({ ...carried, executionId: run.executionId });
@@ -117,7 +117,7 @@ async function takeOldest(run: RunInternals, name: string, take: (signal: Signal
     const page = await run.track(() => signals.pending(run.executionId, query));
     for (const signal of page) {
       seen.set(name, signal.signalId);
-      if (!consumedBy(run.state().consumedSignals, signal.signalId)) {
+      if (!run.isConsumed(signal.signalId)) {
         take(signal);
         return true;
       }

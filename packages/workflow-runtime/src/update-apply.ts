@@ -177,14 +177,13 @@ export class UpdateHandlers {
   private async oldestPending(): Promise<Signal | undefined> {
     const { signals } = featuresOf(this.run, 'ctx.onUpdate');
     const names = this.inboxNames();
-    const consumed = this.run.state().consumedSignals;
     for (;;) {
       const query =
         this.after === undefined ? { names, limit: PAGE } : { names, after: this.after, limit: PAGE };
       const page = await signals.pending(this.run.executionId, query);
       for (const signal of page) {
         this.after = signal.signalId;
-        if (consumed?.includes(signal.signalId) !== true) return signal;
+        if (!this.run.isConsumed(signal.signalId)) return signal;
       }
       if (page.length < PAGE) return undefined;
     }
