@@ -81,6 +81,7 @@ async function expiryToResume(count: number): Promise<number[]> {
     } finally {
       await supervisor.stop();
       await runtime.close();
+      await owner.close();
     }
     return samples;
   });
