@@ -237,16 +237,20 @@ const ROUNDS = 5;
 const CONCURRENCY = 2;
 
 /**
- * Every outbox measurement, in one run: `ROUNDS` interleaved rounds of raw publish (with
- * `BATCH` in flight, and with the relay's window, `BATCH * CONCURRENCY`), the relay from SQLite
- * and (with PostgreSQL) from PostgreSQL, each of `messages / ROUNDS`; their medians. Topology
- * (exchanges, quorum queues, channels) is set up once, outside the clock, for raw and relay alike.
+ * Every outbox measurement, in one run: `ROUNDS` interleaved rounds of raw publish with the
+ * relay's window (`BATCH * CONCURRENCY` in flight: the relay's loops each keep one batch
+ * unconfirmed at a time) and with one batch (`BATCH`) in flight, the relay from SQLite and
+ * (with PostgreSQL) from PostgreSQL, each of `messages / ROUNDS`; their medians. The relay is
+ * compared with raw at the same window: the same number of unconfirmed publishes on one
+ * channel. Topology (exchanges, quorum queues, channels) is set up once, outside the clock,
+ * for raw and relay alike.
  */
 export async function outbox(sizes: OutboxSizes, postgres: boolean): Promise<Row[]> {
   const each = Math.max(1, Math.floor(sizes.messages / ROUNDS));
+  const window = BATCH * CONCURRENCY;
   const rates = {
     raw: [] as number[],
-    rawWindow: [] as number[],
+    rawBatch: [] as number[],
     sqlite: [] as number[],
     pg: [] as number[],
   };
@@ -254,10 +258,10 @@ export async function outbox(sizes: OutboxSizes, postgres: boolean): Promise<Row
   const amqp = await relayTransport();
   try {
     for (let round = 0; round < ROUNDS; round++) {
-      rates.raw.push(await raw.rate(each, BATCH));
+      rates.raw.push(await raw.rate(each, window));
       rates.sqlite.push(await relaySqlite(each, amqp));
       if (postgres) rates.pg.push(await withPostgres((stores) => relay(stores.outbox, each, amqp)));
-      rates.rawWindow.push(await raw.rate(each, BATCH * CONCURRENCY));
+      rates.rawBatch.push(await raw.rate(each, BATCH));
     }
   } finally {
     await amqp.close();
@@ -267,20 +271,20 @@ export async function outbox(sizes: OutboxSizes, postgres: boolean): Promise<Row
   const sqlite = median(rates.sqlite);
   const rows: Row[] = [
     {
-      metric: `raw rabbitmq-client publish with confirms (${BATCH} in flight), median of ${ROUNDS} rounds`,
+      metric: `raw rabbitmq-client publish with confirms (${window} in flight: the relay's window), median of ${ROUNDS} rounds`,
       value: rawRate,
       unit: 'msg/s',
     },
     {
-      metric: `raw rabbitmq-client publish with confirms (${BATCH * CONCURRENCY} in flight: the relay's window)`,
-      value: median(rates.rawWindow),
+      metric: `raw rabbitmq-client publish with confirms (${BATCH} in flight: one batch)`,
+      value: median(rates.rawBatch),
       unit: 'msg/s',
     },
     {
       metric: `OutboxPublisher from SQLite to RabbitMQ, confirmed and settled (batch ${BATCH}, ${CONCURRENCY} in flight)`,
       value: sqlite,
       unit: 'msg/s',
-      baseline: { name: 'raw', value: rawRate },
+      baseline: { name: `raw, ${window} in flight`, value: rawRate },
       target: '>= 0.7x raw',
       met: sqlite >= 0.7 * rawRate,
     },
@@ -291,7 +295,7 @@ export async function outbox(sizes: OutboxSizes, postgres: boolean): Promise<Row
     metric: `OutboxPublisher from PostgreSQL to RabbitMQ, confirmed and settled (batch ${BATCH}, ${CONCURRENCY} in flight)`,
     value: pgRate,
     unit: 'msg/s',
-    baseline: { name: 'raw', value: rawRate },
+    baseline: { name: `raw, ${window} in flight`, value: rawRate },
     target: '>= 0.7x raw',
     met: pgRate >= 0.7 * rawRate,
   });

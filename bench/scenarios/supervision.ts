@@ -34,14 +34,17 @@ export const supervisionSmokeSizes: SupervisionSizes = { expiries: 2, pass: 200,
 
 const TTL_MS = 200;
 const TICK_MS = 50;
-/** Executions whose first run hangs forever, as if its process had died mid-step. */
+/** Executions whose first run hangs, as if its process had died mid-step, until `hung` releases it. */
 const dies = new Set<string>();
+/** Releases the hung runs (their step throws), so that their runtime can close. */
+const hung: (() => void)[] = [];
 const work = defineWorkflow({
   name: 'supervised',
   input: z.object({}),
   async run(ctx) {
     return ctx.step('work', async ({ executionId }) => {
-      if (dies.delete(executionId)) await new Promise<never>(() => {});
+      if (dies.delete(executionId))
+        await new Promise<never>((_, reject) => hung.push(() => reject(new Error('the owner is gone'))));
       return 'done';
     });
   },
@@ -81,6 +84,8 @@ async function expiryToResume(count: number): Promise<number[]> {
     } finally {
       await supervisor.stop();
       await runtime.close();
+      for (const release of hung.splice(0)) release();
+      await owner.close();
     }
     return samples;
   });
