@@ -8,7 +8,9 @@
  * the ~70 µs a step costs beyond a raw commit (see `adr/0018-postgres-step-append.md`).
  *
  * A connection that breaks (an error event, its end, or a query failing with anything but an
- * error the server reported) is dropped; the next query that needs one opens a new one.
+ * error the server reported) is dropped; the next query that needs one opens a new one. A
+ * connection given back before pg has its last ReadyForQuery (pg answers a refusal at the
+ * ErrorResponse) waits until pg is done with it, so two users' statements never share pg's queue.
  */
 import pg from 'pg';
 import type { Query } from './database.js';
@@ -26,6 +28,8 @@ export class ConnectionPool {
   /** Clients that broke while checked out: dropped when they come back. */
   private readonly broken = new WeakSet<pg.Client>();
   private readonly dropped = new WeakSet<pg.Client>();
+  /** Clients given back while pg still waits for their last ReadyForQuery (see `release`). */
+  private readonly returning = new Set<pg.Client>();
   /** Clients open or being opened. */
   private opened = 0;
   /** Queries and writes running or waiting for a connection; `drain` waits for none. */
@@ -113,11 +117,23 @@ export class ConnectionPool {
     return client === undefined ? this.acquire() : Promise.resolve(client);
   }
 
-  /** Give back a connection from `connect`, or drop it when `failed` (it may be in a bad state). */
+  /**
+   * Give back a connection from `connect`, or drop it when `failed` (it may be in a bad state).
+   * pg answers a refused statement at the server's ErrorResponse, before its ReadyForQuery: a
+   * connection given back then is still busy, and goes to its next user only once pg says it
+   * is idle ('drain'), so no statement ever waits in pg's own queue behind another user's.
+   */
   release(client: pg.Client, failed = false): void {
     if (failed) this.broken.add(client);
     if (this.broken.has(client) || this.ended) {
       this.drop(client);
+      return;
+    }
+    if (!(client as unknown as PgClientState).readyForQuery) {
+      this.returning.add(client);
+      client.once('drain', () => {
+        if (this.returning.delete(client)) this.release(client);
+      });
       return;
     }
     const waiter = this.waiting.shift();
@@ -130,7 +146,9 @@ export class ConnectionPool {
     this.ended = true;
     const refusal = new Error('the connection pool has ended');
     for (const waiter of this.waiting.splice(0)) waiter.reject(refusal);
-    await Promise.all(this.idle.splice(0).map((client) => this.drop(client)));
+    const returning = [...this.returning];
+    this.returning.clear();
+    await Promise.all([...this.idle.splice(0), ...returning].map((client) => this.drop(client)));
   }
 
   private acquire(): Promise<pg.Client> {
@@ -164,6 +182,10 @@ export class ConnectionPool {
   private lost(client: pg.Client, error: Error | undefined): void {
     if (this.broken.has(client)) return;
     this.broken.add(client);
+    if (this.returning.delete(client)) {
+      void this.drop(client);
+      return;
+    }
     const at = this.idle.indexOf(client);
     if (at < 0) return;
     this.idle.splice(at, 1);
@@ -186,6 +208,11 @@ export class ConnectionPool {
     const waiter = this.waiting.shift()!;
     this.open().then(waiter.resolve, waiter.reject);
   }
+}
+
+/** The part of `pg.Client` not in @types/pg that `release` reads: false while a statement is answered. */
+interface PgClientState {
+  readyForQuery: boolean;
 }
 
 /**

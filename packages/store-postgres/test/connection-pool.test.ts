@@ -114,6 +114,73 @@ whenPostgres(() => {
       expect(await connectionsNamed(name, 1)).toBe(1);
     });
 
+    it('a connection goes to its next user only when idle: pg never queues a statement behind another', async () => {
+      // pg queues a query given to a client that is still answering one (and warns "client.query()
+      // when the client is already executing a query"); every statement of the pool's must find
+      // its client ready, whatever ran on it before: answers, refusals, writes, transactions.
+      const { pool: p } = pool(2);
+      const busyAtSend: string[] = [];
+      const original = pg.Client.prototype.query as (...args: unknown[]) => unknown;
+      pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]): unknown {
+        const state = this as unknown as { readyForQuery: boolean; _queryQueue: unknown[] };
+        // A user's own ROLLBACK after its refused statement follows that statement: its order, not the pool's.
+        const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text: string }).text;
+        if (text !== 'ROLLBACK' && (!state.readyForQuery || state._queryQueue.length > 0))
+          busyAtSend.push(text);
+        return original.apply(this, args);
+      } as typeof pg.Client.prototype.query;
+      try {
+        const ok = { name: 'ok', text: 'SELECT 1 AS one', values: [] };
+        const bad = { name: 'bad', text: 'SELECT 1 / 0', values: [] };
+        const write = (query: typeof ok) => new Promise<void>((resolve) => p.write(query, () => resolve()));
+        const transaction = async (fail: boolean) => {
+          const client = await p.connect();
+          let failed = true;
+          try {
+            await client.query('BEGIN');
+            await client.query(fail ? bad : ok);
+            await client.query('COMMIT');
+            failed = false;
+          } catch {
+            failed = !(await client.query('ROLLBACK').then(
+              () => true,
+              () => false,
+            ));
+          } finally {
+            p.release(client, failed);
+          }
+        };
+        // A write refused before a byte is sent fails on pg's next tick, before the client is
+        // ready again; a statement sent from its outcome must not get that client yet.
+        const unsendable = { name: 'unsendable', text: 'SELECT $1::text', values: [{}] };
+        await new Promise<void>((resolve) => {
+          p.write(unsendable, () => {
+            void p.query(ok).then(() => resolve());
+          });
+        });
+        const calls = Array.from({ length: 120 }, (_, i) => {
+          switch (i % 6) {
+            case 0:
+              return p.query(ok);
+            case 1:
+              return p.query(bad).catch(() => undefined);
+            case 2:
+              return write(ok);
+            case 3:
+              return write(bad);
+            case 4:
+              return transaction(false);
+            default:
+              return transaction(true);
+          }
+        });
+        await Promise.all(calls);
+      } finally {
+        pg.Client.prototype.query = original as typeof pg.Client.prototype.query;
+      }
+      expect(busyAtSend).toEqual([]);
+    });
+
     it('a connection given back as failed is closed, not reused', async () => {
       const { pool: p, name } = pool(2);
       const client = await p.connect();
