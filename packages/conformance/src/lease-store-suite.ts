@@ -47,6 +47,26 @@ export function leaseStoreSuite({ name, open }: LeaseStoreSuiteOptions): void {
         expect(await leases.renew('k', 'a', 100, 500)).toEqual({ key: 'k', owner: 'a', expiresAt: 600 });
       }));
 
+    it('claimMany and releaseMany, where the store has them, do what claim and release do for each key', () =>
+      withStores(open, async ({ leases }) => {
+        if (leases.claimMany === undefined || leases.releaseMany === undefined) return;
+        await leases.claim('held', 'b', 1000, 0);
+        await leases.claim('lapsed', 'b', 100, 0);
+        await leases.claim('mine', 'a', 100, 0);
+        const claimed = await leases.claimMany(['free', 'held', 'lapsed', 'mine', 'free'], 'a', 500, 100);
+        expect(claimed.sort()).toEqual(['free', 'lapsed', 'mine']);
+        expect(await leases.get('free')).toEqual({ key: 'free', owner: 'a', expiresAt: 600 });
+        expect(await leases.get('mine')).toEqual({ key: 'mine', owner: 'a', expiresAt: 600 });
+        expect(await leases.get('held')).toEqual({ key: 'held', owner: 'b', expiresAt: 1000 });
+        expect(await leases.claimMany([], 'a', 500, 100)).toEqual([]);
+        const released = await leases.releaseMany(['free', 'held', 'mine', 'missing'], 'a');
+        expect(released.sort()).toEqual(['free', 'mine']);
+        expect(await leases.get('free')).toBeNull();
+        expect(await leases.get('held')).toEqual({ key: 'held', owner: 'b', expiresAt: 1000 });
+        expect(await leases.get('lapsed')).toEqual({ key: 'lapsed', owner: 'a', expiresAt: 600 });
+        expect(await leases.releaseMany([], 'a')).toEqual([]);
+      }));
+
     it('listExpired returns leases with expiresAt <= now, soonest first, at most limit', () =>
       withStores(open, async ({ leases }) => {
         await leases.claim('late', 'a', 300, 0);

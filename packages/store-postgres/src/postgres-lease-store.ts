@@ -30,6 +30,26 @@ export class PostgresLeaseStore implements LeaseStore {
     return ((await this.db.query('leases.release', releaseLease(key, owner))).rowCount ?? 0) > 0;
   }
 
+  async claimMany(keys: readonly string[], owner: string, ttlMs: number, now: number): Promise<string[]> {
+    for (const key of keys)
+      refuseNul('leases.claimMany', undefined, { 'the lease key': key, 'the lease owner': owner });
+    if (keys.length === 0) return [];
+    // Sorted and distinct: one row is touched once, and claims of overlapping keys lock in one order.
+    const sorted = [...new Set(keys)].sort();
+    const rows = await this.db.query<{ key: string }>(
+      'leases.claimMany',
+      claimLeases(sorted, owner, now + ttlMs, now),
+    );
+    return rows.rows.map((row) => row.key);
+  }
+
+  async releaseMany(keys: readonly string[], owner: string): Promise<string[]> {
+    const ids = [...new Set(keys.filter((key) => !hasNul(key)))].sort();
+    if (ids.length === 0 || hasNul(owner)) return [];
+    const rows = await this.db.query<{ key: string }>('leases.releaseMany', releaseLeases(ids, owner));
+    return rows.rows.map((row) => row.key);
+  }
+
   async get(key: string): Promise<Lease | null> {
     if (hasNul(key)) return null;
     return (await this.db.query<Lease>('leases.get', selectLease(key))).rows[0] ?? null;
@@ -51,6 +71,28 @@ function claimLease(key: string, owner: string, expiresAt: number, now: number):
       'SET owner = excluded.owner, expires_at = excluded.expires_at ' +
       `WHERE l.owner = excluded.owner OR l.expires_at <= $4 RETURNING ${LEASE_COLUMNS}`,
     values: [key, owner, expiresAt, now],
+  };
+}
+
+/** `claimLease` of every one of `keys` (sorted, distinct). */
+function claimLeases(keys: readonly string[], owner: string, expiresAt: number, now: number): Query {
+  return {
+    name: 'skein_claim_leases',
+    text:
+      'INSERT INTO skein_leases AS l (key, owner, expires_at) ' +
+      'SELECT k, $2, $3 FROM unnest($1::text[]) AS k ORDER BY k ON CONFLICT (key) DO UPDATE ' +
+      'SET owner = excluded.owner, expires_at = excluded.expires_at ' +
+      'WHERE l.owner = excluded.owner OR l.expires_at <= $4 RETURNING key',
+    values: [keys, owner, expiresAt, now],
+  };
+}
+
+/** Drop every one of `keys` we hold. */
+function releaseLeases(keys: readonly string[], owner: string): Query {
+  return {
+    name: 'skein_release_leases',
+    text: 'DELETE FROM skein_leases WHERE key = ANY($1::text[]) AND owner = $2 RETURNING key',
+    values: [keys, owner],
   };
 }
 

@@ -152,7 +152,9 @@ export class QueueClaims {
       // (adr/0056); releasing here could give back a slot this node took again meanwhile.
       if (state.status === 'pending' || state.status === 'running')
         await queues.release(id, owner, { state: 'queued', availableAt: this.deps.clock() });
-      else if (state.status !== 'suspended') await queues.finish(id);
+      // An execution whose seq 0 names its queue left it at its end through the runtime; one
+      // started here from the item (its enqueuer died before seq 0) names none and leaves here.
+      else if (state.status !== 'suspended' && state.queue === undefined) await queues.finish(id);
     } catch (error) {
       await queues.release(id, owner, { state: 'queued', availableAt: this.deps.clock() + RETRY_AFTER_MS });
       throw error;

@@ -129,6 +129,9 @@ export class Supervisor {
   private readonly concurrency: number;
   /** The last tick left pending work unclaimed for want of a free slot. */
   private backlog = false;
+  /** Lease releases waiting for the one under way (`releaseBatched`). */
+  private readonly releases: { id: string; done: () => void }[] = [];
+  private releasing = false;
   private readonly deadlineMs: number;
   private readonly clock: () => number;
   private readonly leaderKey: string;
@@ -447,8 +450,9 @@ export class Supervisor {
       const queued = await this.queueClaims?.admitted(candidates.map((summary) => summary.executionId));
       const batch = queued === undefined ? candidates : candidates.filter((c) => !queued.has(c.executionId));
       candidates = [];
-      const claimed = await Promise.all(
-        batch.map(({ executionId: id }) => this.attempt(id, 'claim', report, () => this.claimLease(id))),
+      const claimed = await this.claimLeases(
+        batch.map(({ executionId: id }) => id),
+        report,
       );
       batch.forEach(({ executionId: id, workflow }, i) => {
         if (claimed[i] !== true) return;
@@ -537,6 +541,29 @@ export class Supervisor {
     return (await this.stores.leases.claim(key, this.owner, this.ttlMs, this.clock())) !== null;
   }
 
+  /**
+   * Take the leases of `ids` for this node, in one round trip when the store claims many at
+   * once; true at each id this node now owns.
+   */
+  private async claimLeases(ids: readonly string[], report: TickReport): Promise<boolean[]> {
+    const leases = this.stores.leases;
+    if (leases.claimMany === undefined || ids.length < 2)
+      return Promise.all(
+        ids.map(async (id) => (await this.attempt(id, 'claim', report, () => this.claimLease(id))) === true),
+      );
+    try {
+      const keys = ids.map(executionLeaseKey);
+      const held = new Set(await leases.claimMany(keys, this.owner, this.ttlMs, this.clock()));
+      return keys.map((key) => held.has(key));
+    } catch (error) {
+      for (const id of ids) {
+        this.failures.record(id, 'claim', error, this.clock());
+        report.errors.push([id, error]);
+      }
+      return ids.map(() => false);
+    }
+  }
+
   /** Per-execution work of the tick itself: a throw is collected, never fails the tick. */
   private async attempt<T>(
     id: string,
@@ -602,10 +629,43 @@ export class Supervisor {
    * key, same owner); a run shorter than a third of the TTL never claimed it itself.
    */
   private async releaseClaim(id: string): Promise<void> {
+    if (this.stores.leases.releaseMany !== undefined) return this.releaseBatched(id);
     try {
       await this.stores.leases.release(executionLeaseKey(id), this.owner);
     } catch (error) {
       this.settledErrors.push([id, error]);
+    }
+  }
+
+  /**
+   * `releaseClaim` through `releaseMany`: a release goes out at once when none is under way;
+   * those asked for meanwhile go out together right after it (one round trip for every run
+   * that ended in between). Resolves once the lease is given back.
+   */
+  private releaseBatched(id: string): Promise<void> {
+    return new Promise((resolve) => {
+      this.releases.push({ id, done: resolve });
+      if (!this.releasing) void this.flushReleases();
+    });
+  }
+
+  private async flushReleases(): Promise<void> {
+    this.releasing = true;
+    try {
+      while (this.releases.length > 0) {
+        const batch = this.releases.splice(0);
+        try {
+          await this.stores.leases.releaseMany!(
+            batch.map(({ id }) => executionLeaseKey(id)),
+            this.owner,
+          );
+        } catch (error) {
+          for (const { id } of batch) this.settledErrors.push([id, error]);
+        }
+        for (const { done } of batch) done();
+      }
+    } finally {
+      this.releasing = false;
     }
   }
 }

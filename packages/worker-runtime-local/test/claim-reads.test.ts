@@ -39,7 +39,7 @@ const held = defineWorkflow({
   },
 });
 
-/** Calls per method name of the stores' event and snapshot stores. */
+/** Calls per method name of the stores' event, snapshot and queue stores. */
 function counted(stores: Stores): {
   stores: Stores;
   calls: Map<string, number>;
@@ -65,6 +65,7 @@ function counted(stores: Stores): {
       ...stores,
       events: wrap(stores.events, 'events'),
       snapshots: wrap(stores.snapshots, 'snapshots'),
+      ...(stores.queues === undefined ? {} : { queues: wrap(stores.queues, 'queues') }),
     },
     calls,
     appendsAtZero: () => atZero,
@@ -161,6 +162,28 @@ describe('a claim reads only what it must', () => {
     expect(h.backgroundErrors).toEqual([]);
   });
 
+  it("a queue item is deleted once at its execution's end; an execution in no queue deletes none", async () => {
+    const db = h.db();
+    const q = defineQueue({ name: 'q', concurrency: 2 });
+    const { stores, calls } = counted(db.stores);
+    const runtime = h.runtime({ stores, workflows: [quick], queues: [q], lease: { ttlMs: 30_000 } });
+    const handles = [];
+    for (let i = 0; i < 4; i++) {
+      handles.push(await runtime.enqueue(quick, {}, { executionId: `in-${i}`, queue: q }));
+      handles.push(await runtime.enqueue(quick, {}, { executionId: `plain-${i}` }));
+    }
+    const supervisor = supervise(runtime, stores);
+    supervisor.start();
+    try {
+      expect(new Set(await Promise.all(handles.map((handle) => handle.result())))).toEqual(new Set(['done']));
+    } finally {
+      await supervisor.stop();
+    }
+    expect(calls.get('queues.finish')).toBe(4);
+    for (let i = 0; i < 4; i++) expect(await db.stores.queues!.get(`in-${i}`)).toBeNull();
+    expect(h.backgroundErrors).toEqual([]);
+  });
+
   it("a queue's item claimed before its seq 0 was written is started from the item", async () => {
     const db = h.db();
     const q = defineQueue({ name: 'q', concurrency: 2 });
@@ -195,6 +218,7 @@ describe('a claim reads only what it must', () => {
       'STEP_COMPLETED',
       'EXECUTION_COMPLETED',
     ]);
+    expect(await db.stores.queues!.get('orphan-1')).toBeNull();
   });
 
   it('execute refuses a malformed expect before writing anything', async () => {

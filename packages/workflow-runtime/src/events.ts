@@ -173,6 +173,8 @@ export interface StartedPayload {
   version: number;
   input: unknown;
   parentId?: string;
+  /** Set on an execution enqueued into a queue: the queue's name (its item leaves the queue at the execution's end). */
+  queue?: string;
   /** Set on the successor of a `ctx.continueAsNew`: the execution it continues (docs/continue-as-new.md). */
   continuedFrom?: ContinuedFrom;
   /**

@@ -88,6 +88,8 @@ export interface ExecutionState<Out = unknown> {
   output?: Out;
   error?: unknown;
   parentId?: string;
+  /** The queue the execution was enqueued into, as seq 0 records it (docs/queues.md). */
+  queue?: string;
   /** Ms since the epoch of seq 0 and of the last event. */
   startedAt: number;
   updatedAt: number;
@@ -187,6 +189,7 @@ export function applyEvent(state: ExecutionState | null, event: FoldableEvent): 
       recoveries: 0,
     };
     if (started.parentId !== undefined) state.parentId = started.parentId;
+    if (started.queue !== undefined) state.queue = started.queue;
     if (started.continuedFrom !== undefined) state.continuedFrom = started.continuedFrom;
     if (started.deadline !== undefined) state.deadline = started.deadline;
     if (started.signals !== undefined) state.startSignals = started.signals;

@@ -68,6 +68,8 @@ export interface BootstrapOptions {
   fence?: number;
   /** The parent of a child execution. */
   parentId?: string;
+  /** The queue of an enqueued execution (`enqueue({ queue })`). */
+  queue?: string;
   /** The successor of a `ctx.continueAsNew`: where it sits in its chain (adr/0063). */
   continuedFrom?: ContinuedFrom;
   /** The deadline seq 0 records; its timer row exists already (deadlines.ts). */
@@ -230,6 +232,10 @@ export class RunLifecycle {
     if (current.workflow !== parsed.workflow || startOnly === true) {
       throw new ExecutionAlreadyExistsError(parsed.executionId, current.workflow);
     }
+    // A queue's claim of an execution that ended without its item leaving (its runner died in
+    // between): the item leaves now, so the queue does not admit it again.
+    if (existing === true && current.queue !== undefined && isTerminalStatus(current.status))
+      await this.finishItem(current);
     if (!meets(current, expect)) return current;
     return this.continueExecution(current, fence);
   }
@@ -280,6 +286,7 @@ export class RunLifecycle {
       run,
       fence,
       parentId,
+      queue,
       continuedFrom,
       deadline,
       signals,
@@ -294,6 +301,7 @@ export class RunLifecycle {
       await assertUnscopedMayCreate(this.stores.events, executionId, parentId);
     const started: StartedPayload = { workflow: definition.name, version: definition.version, input };
     if (parentId !== undefined) started.parentId = parentId;
+    if (queue !== undefined) started.queue = queue;
     if (continuedFrom !== undefined) started.continuedFrom = continuedFrom;
     if (deadline !== undefined) started.deadline = deadline;
     if (signals !== undefined) started.signals = signals;
@@ -478,9 +486,10 @@ export class RunLifecycle {
   }
 
   private async afterRun(executionId: string, run: ExecutionRun, outcome: RunOutcome): Promise<void> {
-    // An execution of a queue leaves it at its end, whichever node ran it (its deduplicationId is free).
-    if (outcome.kind === 'terminal' && this.stores.queues !== undefined && this.queues.all().length > 0)
-      await this.stores.queues.finish(executionId);
+    // An execution of a queue leaves it at its end, whichever node ran it (its deduplicationId is
+    // free); one in no queue (seq 0 names none) has no item to delete.
+    if (outcome.kind === 'terminal' && outcome.state.queue !== undefined)
+      await this.finishItem(outcome.state);
     await Promise.all(run.firedTimers.map((timerId) => this.stores.timers.complete(timerId)));
     // A crash between TIMER_FIRED and deleting its row leaves the row behind; an execution
     // that ever used a timer clears every row of its own once it is terminal.
@@ -494,6 +503,11 @@ export class RunLifecycle {
     }
     const wakeAt = outcome.kind === 'suspended' ? wakeAtWithDeadline(outcome.wakeAt, state) : undefined;
     if (wakeAt !== undefined && !this.closed()) this.wakeTimers.set(executionId, wakeAt);
+  }
+
+  /** Delete the queue item of `state`, an ended execution of a queue. */
+  private async finishItem(state: ExecutionState): Promise<void> {
+    if (this.stores.queues !== undefined) await this.stores.queues.finish(state.executionId);
   }
 
   private async scheduleTimers(timers: Timer[]): Promise<void> {

@@ -359,7 +359,11 @@ export class Runtime {
     const enqueued = await enqueueItem(deps, definition, input, executionId, options);
     if (enqueued.created) {
       if (deadline !== undefined) await scheduleDeadline(this.stores.timers, executionId, deadline);
-      await this.lifecycle.bootstrapWithRetry(definition, executionId, input, { run: false, deadline });
+      await this.lifecycle.bootstrapWithRetry(definition, executionId, input, {
+        run: false,
+        deadline,
+        queue: enqueued.queue,
+      });
     } else await this.startQueued(enqueued.executionId);
     return this.handle(enqueued.executionId);
   }
@@ -375,6 +379,7 @@ export class Runtime {
     const definition = this.registry.get(item.workflow, item.version);
     await this.lifecycle.bootstrapWithRetry(definition, executionId, this.codec.decode(item.input), {
       run: false,
+      queue: item.queue,
     });
   }
 

@@ -185,6 +185,16 @@ export interface LeaseStore {
   get(key: string): Promise<Lease | null>;
   /** Leases whose `expiresAt <= now`, at most `limit`. */
   listExpired(now: number, limit: number): Promise<Lease[]>;
+  /**
+   * Optional: `claim` of each of `keys` in one round trip; returns the keys now held by `owner`
+   * (any order). A caller without it claims one key at a time.
+   */
+  claimMany?(keys: readonly string[], owner: string, ttlMs: number, now: number): Promise<string[]>;
+  /**
+   * Optional: `release` of each of `keys` in one round trip; returns the keys that `owner` held
+   * and gave up (any order). A caller without it releases one key at a time.
+   */
+  releaseMany?(keys: readonly string[], owner: string): Promise<string[]>;
 }
 
 /** A signal waiting in an execution's inbox for the `ctx.waitForSignal` that consumes it. */

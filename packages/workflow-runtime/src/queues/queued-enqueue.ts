@@ -76,7 +76,7 @@ export async function enqueueItem(
   rawInput: unknown,
   executionId: string,
   options: QueueEnqueueOptions,
-): Promise<{ executionId: string; created: boolean }> {
+): Promise<{ executionId: string; created: boolean; queue: string }> {
   if (options.queue === undefined)
     throw new InvalidInputError('enqueue options', [
       { path: 'options.queue', message: 'partitionKey, priority, deduplicationId and delayMs need a queue' },
@@ -104,5 +104,5 @@ export async function enqueueItem(
     availableAt: now + (parsed.delayMs ?? 0),
   };
   if (parsed.deduplicationId !== undefined) item.deduplicationId = parsed.deduplicationId;
-  return store.enqueue(item);
+  return { ...(await store.enqueue(item)), queue: queue.name };
 }
