@@ -9,6 +9,9 @@
  *   `skein:meter` `grow_pre` / `grow_post`, where the host counts pages over all memories.
  * - tables: each defined table becomes an import (`skein:limits` `table<N>`), so every
  *   invocation supplies it with its maximum patched down to `tableElements`.
+ * - memory: a defined memory becomes an import (`skein:limits` `memory`) of the same limits, so
+ *   the host can hand an invocation a recycled memory, zeroed, in place of a freshly mapped one
+ *   (instantiation then writes the data segments into it, as into a new memory).
  * Runs in a preparation worker thread (binaryen is big and the rewrite takes seconds).
  */
 import type binaryenModule from 'binaryen';
@@ -37,8 +40,20 @@ export interface InstrumentedModule {
   bytes: Uint8Array;
   /** Initial pages of the memory the module defines (0 when it defines none). */
   memoryPages: number;
+  /** The memory the module defined, now imported from the host (null: it defines none). */
+  memory: MemorySpec | null;
   tables: TableSpec[];
 }
+
+/** A memory the host supplies per invocation (import `skein:limits` `memory`). */
+export interface MemorySpec {
+  initial: number;
+  /** The module's own maximum in pages (null: none). */
+  maximum: number | null;
+}
+
+/** Import name, under {@link LIMITS_MODULE}, of a module's own memory. */
+export const MEMORY_IMPORT = 'memory';
 
 const FUEL = 'skein$fuel';
 const EXHAUSTED = 'skein$exhausted';
@@ -83,8 +98,9 @@ export function instrumentModule(b: Binaryen, bytes: Uint8Array): InstrumentedMo
     meterFuel(b, module);
     hookMemoryGrow(b, module);
     const memoryPages = definedMemoryPages(module);
+    const memory = importMemory(b, module);
     const tables = importTables(b, module);
-    return { bytes: module.emitBinary(), memoryPages, tables };
+    return { bytes: module.emitBinary(), memoryPages, memory, tables };
   } finally {
     module.dispose();
   }
@@ -169,6 +185,27 @@ function definedMemoryPages(module: BinaryenModule): number {
   const info = module.getMemoryInfo();
   if (info.is64 || info.shared) throw new Error('a core module has a 64-bit or shared memory');
   return info.module ? 0 : info.initial;
+}
+
+function importMemory(b: Binaryen, module: BinaryenModule): MemorySpec | null {
+  if (!module.hasMemory()) return null;
+  const info = module.getMemoryInfo();
+  if (info.module) return null;
+  module.addMemoryImport(memoryName(b, module), LIMITS_MODULE, MEMORY_IMPORT);
+  const imported = module.getMemoryInfo();
+  if (imported.module !== LIMITS_MODULE || imported.initial !== info.initial || imported.max !== info.max) {
+    throw new Error('its memory cannot be made an import');
+  }
+  return { initial: info.initial, maximum: info.max ?? null };
+}
+
+/** Internal name of the module's one memory: its export's target, else binaryen's default for index 0. */
+function memoryName(b: Binaryen, module: BinaryenModule): string {
+  for (let i = 0; i < module.getNumExports(); i++) {
+    const info = b.getExportInfo(module.getExportByIndex(i));
+    if (info.kind === b.ExternalMemory) return info.value;
+  }
+  return '0';
 }
 
 function importTables(b: Binaryen, module: BinaryenModule): TableSpec[] {

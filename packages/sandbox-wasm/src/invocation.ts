@@ -2,10 +2,19 @@
  * One invocation, inside a sandbox worker thread: a fresh instance of every core module (from
  * the compiled modules, so only instantiation is paid), the host's `log`, the meters, and the
  * outcome classified into the sandbox's error codes. Nothing of one invocation survives into
- * the next: every instance, memory and table is created for it and dropped after it.
+ * the next: every instance and table is created for it and dropped after it, and each memory is
+ * either created for it or a memory of an earlier invocation that did not grow, zero-filled
+ * before it is handed out, so the instance sees exactly what a new memory holds (zeros, then its
+ * data segments, which instantiation writes).
  */
 import { SandboxErrorCodes, type SandboxErrorData } from './codes.js';
-import { LIMITS_MODULE, METER_MODULE, WASM_PAGE_BYTES } from './instrument.js';
+import {
+  LIMITS_MODULE,
+  MEMORY_IMPORT,
+  METER_MODULE,
+  type MemorySpec,
+  WASM_PAGE_BYTES,
+} from './instrument.js';
 import type { SandboxLimits } from './limits.js';
 import type { PreparedModule } from './prepare.js';
 import type { InvocationOutcome } from './protocol.js';
@@ -22,6 +31,54 @@ export interface LoadedComponent {
   instantiate: GlueInstantiate;
   modules: Record<string, PreparedModule>;
   byModule: Map<WebAssembly.Module, PreparedModule>;
+  memories: SpareMemories;
+}
+
+/** Spare memories kept per core module (one per instantiation of it in an invocation). */
+const SPARES_PER_MODULE = 2;
+
+/**
+ * Memories of finished invocations, kept for the next ones in a thread. A newly created memory
+ * costs a fresh mapping and a page fault on every page its data segments fill (1.4 MiB for the
+ * QuickJS module); a kept one is already mapped. Only a memory still at its initial size is
+ * kept (a grown one cannot shrink back), and it is zero-filled before it is handed out again.
+ */
+export class SpareMemories {
+  private readonly clean = new Map<PreparedModule, WebAssembly.Memory[]>();
+  private dirty: { prepared: PreparedModule; memory: WebAssembly.Memory }[] = [];
+
+  /** A memory of `spec` for an instance of `prepared`: zeroed, at its initial size. */
+  take(prepared: PreparedModule, spec: MemorySpec): WebAssembly.Memory {
+    const kept = this.clean.get(prepared)?.pop();
+    if (kept !== undefined) return kept;
+    const index = this.dirty.findIndex((spare) => spare.prepared === prepared);
+    if (index !== -1) {
+      const { memory } = this.dirty.splice(index, 1)[0]!;
+      new Uint8Array(memory.buffer).fill(0);
+      return memory;
+    }
+    const { initial, maximum } = spec;
+    return new WebAssembly.Memory(maximum === null ? { initial } : { initial, maximum });
+  }
+
+  /** Keep `memory` after its invocation, unless it grew or enough are kept. */
+  give(prepared: PreparedModule, spec: MemorySpec, memory: WebAssembly.Memory): void {
+    if (memory.buffer.byteLength !== spec.initial * WASM_PAGE_BYTES) return;
+    const kept =
+      (this.clean.get(prepared)?.length ?? 0) + this.dirty.filter((d) => d.prepared === prepared).length;
+    if (kept < SPARES_PER_MODULE) this.dirty.push({ prepared, memory });
+  }
+
+  /** Zero-fill the memories given back; the worker calls this once it has answered. */
+  scrub(): void {
+    for (const { prepared, memory } of this.dirty) {
+      new Uint8Array(memory.buffer).fill(0);
+      const list = this.clean.get(prepared);
+      if (list === undefined) this.clean.set(prepared, [memory]);
+      else list.push(memory);
+    }
+    this.dirty = [];
+  }
 }
 
 const MAX_REASON = 1_000;
@@ -39,6 +96,8 @@ class Meters {
   readonly logs: string[] = [];
   /** Tables whose maximum the limit patched down (below the module's own). */
   readonly patchedTables: { table: WebAssembly.Table; maximum: number }[] = [];
+  /** Memories handed to this invocation's instances, given back to `spares` after it. */
+  readonly memories: { prepared: PreparedModule; spec: MemorySpec; memory: WebAssembly.Memory }[] = [];
   pagesLeft: number;
   memoryRefused = false;
   breach: SandboxErrorData | undefined;
@@ -49,7 +108,10 @@ class Meters {
   /** The `skein:meter` imports of every instrumented core module. */
   readonly meter: Record<string, unknown>;
 
-  constructor(private readonly limits: Required<SandboxLimits>) {
+  constructor(
+    private readonly limits: Required<SandboxLimits>,
+    private readonly spares: SpareMemories,
+  ) {
     this.fuel = new WebAssembly.Global({ value: 'i64', mutable: true }, BigInt(limits.fuel));
     this.pagesLeft = Math.floor(limits.memoryBytes / WASM_PAGE_BYTES);
     this.meter = {
@@ -132,11 +194,22 @@ class Meters {
       if (maximum < own) this.patchedTables.push({ table, maximum });
       tables[spec.name] = table;
     }
+    const supplied: Record<string, WebAssembly.Table | WebAssembly.Memory> = tables;
+    if (prepared.memory !== null) {
+      const memory = this.spares.take(prepared, prepared.memory);
+      this.memories.push({ prepared, spec: prepared.memory, memory });
+      supplied[MEMORY_IMPORT] = memory;
+    }
     return new WebAssembly.Instance(module, {
       ...imports,
       [METER_MODULE]: this.meter,
-      [LIMITS_MODULE]: tables,
+      [LIMITS_MODULE]: supplied,
     });
+  }
+
+  /** Give this invocation's memories back for the next ones. */
+  release(): void {
+    for (const { prepared, spec, memory } of this.memories) this.spares.give(prepared, spec, memory);
   }
 
   /** What a failed invocation ran into. */
@@ -170,7 +243,7 @@ export function invoke(
   limits: Required<SandboxLimits>,
 ): InvocationOutcome {
   const startedAt = performance.timeOrigin + performance.now();
-  const meters = new Meters(limits);
+  const meters = new Meters(limits, component.memories);
   const usage = () => ({
     logs: meters.logs,
     fuelUsed: meters.fuelUsed(),
@@ -198,5 +271,7 @@ export function invoke(
     return { ok: true, output, ...usage() };
   } catch (error) {
     return { ok: false, error: meters.classify(error), ...usage() };
+  } finally {
+    meters.release();
   }
 }

@@ -6,12 +6,14 @@
 import { transpileBytes } from '@bytecodealliance/jco-transpile';
 import { componentWit } from '@bytecodealliance/jco-transpile/wasm-tools';
 import { contractViolations, type SandboxContract, worldItems } from './contract.js';
-import { instrumentModule, type TableSpec } from './instrument.js';
+import { instrumentModule, type MemorySpec, type TableSpec } from './instrument.js';
 
 /** A core module of a prepared component, compiled and ready to instantiate. */
 export interface PreparedModule {
   module: WebAssembly.Module;
   memoryPages: number;
+  /** The memory the module defines, which the host supplies (null: it defines none). */
+  memory: MemorySpec | null;
   tables: TableSpec[];
 }
 
@@ -56,8 +58,8 @@ export async function prepare(bytes: Uint8Array, contract: SandboxContract): Pro
   for (const [name, data] of Object.entries(files)) {
     if (!name.endsWith('.wasm')) continue;
     try {
-      const { bytes: rewritten, memoryPages, tables } = instrumentModule(binaryen, data);
-      modules[name] = { module: await WebAssembly.compile(rewritten), memoryPages, tables };
+      const { bytes: rewritten, memoryPages, memory, tables } = instrumentModule(binaryen, data);
+      modules[name] = { module: await WebAssembly.compile(rewritten), memoryPages, memory, tables };
     } catch (error) {
       return { ok: false, violations: [`core module ${name} cannot be held to limits: ${message(error)}`] };
     }

@@ -26,6 +26,11 @@ declare namespace WebAssembly {
     readonly length: number;
   }
 
+  class Memory {
+    constructor(descriptor: { initial: number; maximum?: number });
+    readonly buffer: ArrayBuffer;
+  }
+
   function validate(bytes: BufferSource): boolean;
   function compile(bytes: BufferSource): Promise<Module>;
 }

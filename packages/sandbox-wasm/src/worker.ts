@@ -4,7 +4,7 @@
  * terminates it (at a timeout, or when its pool closes).
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { type GlueInstantiate, invoke, type LoadedComponent } from './invocation.js';
+import { type GlueInstantiate, invoke, type LoadedComponent, SpareMemories } from './invocation.js';
 import type { PreparedModule } from './prepare.js';
 import type { HostMessage, WorkerMessage, WorkerRole } from './protocol.js';
 import { cheapJspiFallback, enableExtendedConst } from './wasm-features.js';
@@ -25,7 +25,7 @@ async function load(key: string, glue: string, modules: Record<string, PreparedM
   const url = `data:text/javascript;base64,${Buffer.from(glue, 'utf8').toString('base64')}`;
   const { instantiate } = (await import(url)) as { instantiate: GlueInstantiate };
   const byModule = new Map(Object.values(modules).map((prepared) => [prepared.module, prepared]));
-  loaded.set(key, { instantiate, modules, byModule });
+  loaded.set(key, { instantiate, modules, byModule, memories: new SpareMemories() });
 }
 
 async function handle(message: HostMessage): Promise<void> {
@@ -43,6 +43,7 @@ async function handle(message: HostMessage): Promise<void> {
       const component = loaded.get(message.key);
       if (component === undefined) throw new Error(`component ${message.key} is not loaded in this thread`);
       send({ type: 'outcome', id: message.id, outcome: invoke(component, message.input, message.limits) });
+      component.memories.scrub(); // after the answer, off the invocation's latency
       return;
     }
   }

@@ -1,7 +1,10 @@
-import { availableParallelism } from 'node:os';
-import { SandboxErrorCodes, SandboxPool, type SandboxRun } from '@skein/sandbox-wasm';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadComponent, SandboxErrorCodes, SandboxPool, type SandboxRun } from '@skein/sandbox-wasm';
 import { InvalidInputError, NonRetryableError } from '@skein/workflow-runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { assembledComponent } from './support/fixtures.js';
 import { input, rejection, testEvaluator } from './support/pool.js';
 
 const pool = new SandboxPool({ size: 2 });
@@ -22,6 +25,20 @@ describe('S1 a fresh instance per invocation', () => {
     const second = JSON.parse(await pool.invoke(await evaluator, input({ text: 'b' })));
     expect(first.calls).toBe(1);
     expect(second.calls).toBe(1);
+  });
+
+  it('memory and globals one invocation wrote are not there in the next, in the same thread', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'skein-sandbox-remembers-'));
+    const single = new SandboxPool({ size: 1 });
+    try {
+      const remembers = await loadComponent(await assembledComponent('remembers', dir));
+      const answers: string[] = [];
+      for (let i = 0; i < 4; i++) answers.push(await single.invoke(remembers, '{}'));
+      expect(answers).toEqual(['0o', '0o', '0o', '0o']);
+    } finally {
+      await single.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
