@@ -1,9 +1,10 @@
 /**
  * Handles on one execution, typed by its workflow: `result()` gives its output type, `state()`
- * an `ExecutionState<Out>`, and `signal(name, payload)` and `update(name, payload)` take only
+ * an `ExecutionState<Out>`, `signal(name, payload)` and `update(name, payload)` take only
  * the names and payload types the workflow declares (adr/0048, adr/0078). The runtime still
  * checks every call, for untyped callers.
  */
+import type { CancelResult } from './cancellation.js';
 import type { ExecutionState } from './fold.js';
 import { assertExecutionId } from './ids.js';
 import type { ResultOptions } from './result-wait.js';
@@ -49,6 +50,11 @@ export interface WorkflowHandle<Out = unknown, M extends WorkflowMessages = Work
     payload: UpdateInput<M, K>,
     options?: UpdateOptions,
   ): Promise<R>;
+  /**
+   * Cancel this execution with `reason`: `runtime.cancel(executionId, reason)` (a cancel of any
+   * id of a continue-as-new chain reaches its current run). A finished execution is left alone.
+   */
+  cancel(reason: string): Promise<CancelResult>;
 }
 
 /** What a handle calls: a runtime or a client. */
@@ -57,6 +63,7 @@ export interface HandleSource {
   loadState(executionId: string): Promise<ExecutionState | null>;
   signal(executionId: string, name: string, payload: unknown, options?: SignalOptions): Promise<SignalResult>;
   update<R>(executionId: string, name: string, payload: unknown, options?: UpdateOptions): Promise<R>;
+  cancel(executionId: string, reason: string): Promise<CancelResult>;
 }
 
 /** A handle on `executionId` over `source` (the id is checked here; it need not exist yet). */
@@ -74,6 +81,7 @@ export function handleOn<Out, M extends WorkflowMessages>(
     signal: (name, payload, options) => source.signal(executionId, name, payload, options),
     update: <R>(name: string, payload: unknown, options?: UpdateOptions) =>
       source.update<R>(executionId, name, payload, options),
+    cancel: (reason) => source.cancel(executionId, reason),
   };
 }
 

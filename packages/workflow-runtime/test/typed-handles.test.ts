@@ -170,4 +170,27 @@ describe.each(backings)('typed handles (%s store)', (_, open) => {
     await expect(runner.handle(order, 'typed-h-4').result()).resolves.toEqual({ sku: 'c', shipped: false });
     await client.close();
   });
+
+  test("a handle cancels its execution, the runtime's and the client's alike", async () => {
+    const { stores } = h.open();
+    const runtime = h.runtime({ stores, workflows: [order] });
+    const started = await runtime.start(order, { sku: 'd', qty: 1 }, { executionId: 'typed-h-5' });
+    await until(async () => (await started.state())?.status === 'suspended');
+    expect(await started.cancel('customer changed their mind')).toMatchObject({ cancelled: true });
+    await expect(started.result()).rejects.toThrow();
+    const ended = await started.state();
+    expect(ended?.status).toBe('cancelled');
+    expect(ended?.cancel?.reason).toBe('customer changed their mind');
+    // A finished execution is left alone.
+    expect(await started.cancel('again')).toMatchObject({ cancelled: false, status: 'cancelled' });
+
+    const client = createClient({ stores, workflows: [order] });
+    await client.start(order, { sku: 'e', qty: 1 }, { executionId: 'typed-h-6' });
+    expect(await client.handle(order, 'typed-h-6').cancel('from the client')).toMatchObject({
+      cancelled: true,
+    });
+    await expect(runtime.handle(order, 'typed-h-6').result()).rejects.toThrow();
+    expect((await runtime.loadState('typed-h-6'))?.status).toBe('cancelled');
+    await client.close();
+  });
 });
