@@ -153,7 +153,9 @@ export class ConnectionPool {
 
   private acquire(): Promise<pg.Client> {
     if (this.ended) return Promise.reject(new Error('the connection pool has ended'));
-    if (this.opened < this.max) return this.open();
+    // A connection pg is about to finish with (see `release`) is nobody's yet: wait for it
+    // rather than open another (a refused statement would otherwise cost a new connection).
+    if (this.opened < this.max && this.returning.size <= this.waiting.length) return this.open();
     return new Promise<pg.Client>((resolve, reject) => {
       this.waiting.push({ resolve, reject });
     });
