@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import { decode, encode } from './codec.js';
-import { ExecutionNotFoundError, ExecutionNotResumableError } from './errors.js';
+import { ExecutionNotFoundError, ExecutionNotResumableError, StaleFenceError } from './errors.js';
 import type { EventType, RedrivenPayload } from './events.js';
 import type { ExecutionState } from './fold.js';
 import { executionIdSchema, newId } from './ids.js';
@@ -134,9 +134,16 @@ export async function requestResume(
       events: [{ envelopeId: newId(), type, payload: encode(payload), recordedAt: (clock ?? Date.now)() }],
     });
   } catch (error) {
-    if (!lostResumeRace(error, seq)) throw error;
-    // Another resume (or takeover) appended first: it is no longer failed or dead-lettered.
+    // Another resume appended first at this seq, or its run already took a newer fence (the
+    // store then refuses the fence before it looks at the seq): either way it goes on, and this
+    // one lost, unless the execution is somehow still failed or dead-lettered.
+    if (!lostResumeRace(error, seq) && !(error instanceof StaleFenceError)) throw error;
     const summary = await stores.events.getExecution(current.executionId);
+    if (
+      error instanceof StaleFenceError &&
+      (summary?.status === 'failed' || summary?.status === 'dead_lettered')
+    )
+      throw error;
     throw new ExecutionNotResumableError(current.executionId, summary?.status ?? 'unknown', { cause: error });
   }
   return { executionId: current.executionId, from, reopened, fence, seq };
