@@ -30,7 +30,7 @@ import {
   InvalidInputError,
   RuntimeClosedError,
 } from './errors.js';
-import type { CarriedSignal, StreamEntry } from './events.js';
+import type { CarriedSignal, DeadlineRecord, StreamEntry } from './events.js';
 import { type Envelope, isTerminalStatus, type StartedPayload } from './events.js';
 import { type FanOutResult, fanOutDepsOf, fanOutResultsOf, fanOutShardsOf } from './fan-out-runtime.js';
 import type { FanOutStore } from './fan-out-store.js';
@@ -57,7 +57,7 @@ import { type ResumeOptions, type ResumeResult, resumeExecution } from './redriv
 import { maxResidentOf } from './resident-bodies.js';
 import { type ResultOptions, resultOptions, withDeadline } from './result-wait.js';
 import { resumeIfArrived } from './resume-on-arrival.js';
-import { RunLifecycle } from './run-lifecycle.js';
+import { type Bootstrapped, type BootstrapOptions, RunLifecycle } from './run-lifecycle.js';
 import {
   type EnqueueOptions,
   type ExecuteOptions,
@@ -420,6 +420,28 @@ export class Runtime {
     await sendSignal(this.features, executionId, carried.name, payload, { signalId: carried.signalId });
   }
 
+  /**
+   * Seq 0 of `executionId`, with `deadline`'s timer row written before it (adr/0065): the input
+   * is checked first, so a refused one leaves no row, and a start that lost removes its own.
+   */
+  private async bootstrapWithDeadline(
+    definition: AnyWorkflow,
+    executionId: string,
+    input: unknown,
+    how: Omit<BootstrapOptions, 'deadline'>,
+    deadline: DeadlineRecord | undefined,
+  ): Promise<Bootstrapped> {
+    if (deadline === undefined) return this.lifecycle.bootstrapWithRetry(definition, executionId, input, how);
+    parseWith(definition.input, input, `input of workflow "${definition.name}"`, 'input');
+    await scheduleDeadline(this.stores.timers, executionId, deadline);
+    const begun = await this.lifecycle.bootstrapWithRetry(definition, executionId, input, {
+      ...how,
+      deadline,
+    });
+    if (begun === 'exists') await this.stores.timers.complete(deadline.timerId);
+    return begun;
+  }
+
   /** `start` (run here when `run`), `enqueue` and `signalWithStart`: seq 0, then a handle. */
   private async begin(
     workflow: AnyWorkflow,
@@ -434,18 +456,14 @@ export class Runtime {
         ? undefined
         : carriedSignalOf(definition, executionId, signal, this.clock(), this.maxPayloadBytes);
     const deadline = deadlineOf(options, this.clock(), run ? 'start options' : 'enqueue options');
-    // The deadline's row exists before seq 0 does (adr/0065); a start that lost removes its own.
-    if (deadline !== undefined) {
-      parseWith(definition.input, input, `input of workflow "${definition.name}"`, 'input');
-      await scheduleDeadline(this.stores.timers, executionId, deadline);
-    }
     const signals = carried === undefined ? {} : { signals: [carried] };
-    const begun = await this.lifecycle.bootstrapWithRetry(definition, executionId, input, {
-      run,
+    const begun = await this.bootstrapWithDeadline(
+      definition,
+      executionId,
+      input,
+      { run, ...signals },
       deadline,
-      ...signals,
-    });
-    if (begun === 'exists' && deadline !== undefined) await this.stores.timers.complete(deadline.timerId);
+    );
     if (begun === 'exists' && carried !== undefined)
       await this.signalExisting(executionId, carried, signal?.payload);
     if (begun === 'exists' && options.strict === true)
@@ -958,19 +976,8 @@ export class Runtime {
           continuedFrom,
           ...(parentId === undefined ? {} : { parentId }),
         }),
-      startChild: async (definition, childId, input, parentId, deadline) => {
-        if (deadline === undefined)
-          return this.lifecycle.bootstrapWithRetry(definition, childId, input, { run: true, parentId });
-        // As for a start: the deadline's row exists before seq 0 does; a start that lost removes its own.
-        await scheduleDeadline(this.stores.timers, childId, deadline);
-        const begun = await this.lifecycle.bootstrapWithRetry(definition, childId, input, {
-          run: true,
-          parentId,
-          deadline,
-        });
-        if (begun === 'exists') await this.stores.timers.complete(deadline.timerId);
-        return begun;
-      },
+      startChild: (definition, childId, input, parentId, deadline) =>
+        this.bootstrapWithDeadline(definition, childId, input, { run: true, parentId }, deadline),
       cancel: (id, reason) => this.cancel(id, reason),
       waitsForSlot: (id) => waitsForSlot(this.queuedResume(), id),
       ...handOverDeps(

@@ -275,4 +275,28 @@ describe.each(realStores)('deadlines (%s store)', (_, openStores) => {
     const log = await runtime.history('d-parent-bad');
     expect(log.map((event) => event.type)).not.toContain('CHILD_STARTED');
   });
+
+  test("L7: a child's input the schema refuses leaves no deadline row behind", async () => {
+    const stores = await storesOf();
+    const workflow = waiter([], []);
+    const parent = defineWorkflow({
+      name: 'parent',
+      input: z.object({}),
+      async run(ctx) {
+        try {
+          return await ctx.child(workflow, { how: 'nope' } as never, {
+            executionId: 'kid',
+            timeoutMs: 60_000,
+          });
+        } catch (error) {
+          return error instanceof InvalidInputError ? error.message : 'other';
+        }
+      },
+    });
+    const runtime = runtimeOf({ stores, workflows: [workflow, parent], maintenance: false });
+    await runtime.start(parent, {}, { executionId: 'd-parent-bad-input' });
+    expect(await runtime.result('d-parent-bad-input')).toMatch(/input of workflow "waiter" is invalid/);
+    expect(await runtime.loadState('kid')).toBeNull();
+    expect(await stores.timers.forExecution('kid')).toEqual([]);
+  });
 });
