@@ -57,7 +57,7 @@ import { type ResumeOptions, type ResumeResult, resumeExecution } from './redriv
 import { maxResidentOf } from './resident-bodies.js';
 import { type ResultOptions, resultOptions, withDeadline } from './result-wait.js';
 import { resumeIfArrived } from './resume-on-arrival.js';
-import { type Bootstrapped, type BootstrapOptions, RunLifecycle } from './run-lifecycle.js';
+import { type BootstrapOptions, type Bootstrapped, RunLifecycle } from './run-lifecycle.js';
 import {
   type EnqueueOptions,
   type ExecuteOptions,
