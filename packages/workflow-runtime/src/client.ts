@@ -117,7 +117,7 @@ export class Client {
    * it; `EXECUTION_RESUMED` would let lease recovery run it outside the limits (adr/0056).
    */
   private async handOver(state: ExecutionState, name: string): Promise<boolean> {
-    if (await requeueSuspended(this.stores, state.executionId, this.clock())) return false;
+    if (await requeueSuspended(this.stores, state, this.clock())) return false;
     return handOverResumed(this.stores, state, `signal "${name}" arrived`, this.clock);
   }
 

@@ -158,6 +158,11 @@ async function startSuccessorRun(
     await resumeIfArrived(deps, successorId, `signals moved from "${state.executionId}"`);
     return;
   }
+  // A successor in a queue runs where the queue admits it, within its limits.
+  if (await deps.waitsForSlot(successor)) {
+    await deps.releaseLease(successorId);
+    return;
+  }
   const fence = await deps.stores.events.acquireFence(successorId);
   const reason = `continued from "${state.executionId}"`;
   const { outcome } = deps.takeOver(successor, fence, [

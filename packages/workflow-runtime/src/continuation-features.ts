@@ -36,13 +36,17 @@ export function continuationFeatures(deps: FeatureDeps): ContinuationFeatures {
     successorWorkflow: (workflow) => deps.registry.get(workflow),
     reserve: (successorId) => deps.handingOver.add(successorId),
     release: (successorId) => deps.handingOver.delete(successorId),
-    startSuccessor: (workflow, successorId, input, from, parentId) =>
-      startSuccessorWith(
+    startSuccessor: async (workflow, successorId, input, from, parentId, queue) => {
+      await startSuccessorWith(
         deps.stores.events,
-        (id) => deps.startSuccessor(workflow, id, input, from, parentId),
+        (id) => deps.startSuccessor(workflow, id, input, from, parentId, queue),
         successorId,
         workflow.name,
         from,
-      ),
+      );
+      // The successor of a queue's execution stays in its queue: its item, after its seq 0 (a
+      // crash in between leaves a pending successor whose first claim writes the item back).
+      if (queue !== undefined) await deps.queueSuccessor(workflow, successorId, input, queue);
+    },
   };
 }

@@ -13,6 +13,7 @@ import type { ContinuedFrom, ContinuedPayload } from './events.js';
 import type { RunOutcome } from './execution-run.js';
 import type { ExecutionState } from './fold.js';
 import { executionIdSchema, MAX_EXECUTION_ID_LENGTH } from './ids.js';
+import { placeOf, type QueuePlace } from './queues/queued-resume.js';
 import { featuresOf, type RunInternals } from './run-internals.js';
 import type { EventStore } from './spi.js';
 import { type AnyWorkflow, parseWith } from './workflow.js';
@@ -37,6 +38,7 @@ export interface ContinuationFeatures {
     input: unknown,
     from: ContinuedFrom,
     parentId: string | undefined,
+    queue: QueuePlace | undefined,
   ): Promise<void>;
 }
 
@@ -49,6 +51,8 @@ export interface ContinueRequest {
   from: ContinuedFrom;
   /** The parent of the chain (a child that continues keeps its parent). */
   parentId: string | undefined;
+  /** The queue of the chain (the successor of a queue's execution joins the same queue, in the same place). */
+  queue: QueuePlace | undefined;
 }
 
 /** Separates a chain's root id from the generation in its successors' ids (`order-1~2`). */
@@ -83,7 +87,16 @@ export function requestContinue(run: RunInternals, input: unknown): ContinueRequ
       },
     ]);
   const { position } = run.next('continue', 'continueAsNew');
-  return { position, workflow, successorId, input: parsed, from, parentId: run.state().parentId };
+  const state = run.state();
+  return {
+    position,
+    workflow,
+    successorId,
+    input: parsed,
+    from,
+    parentId: state.parentId,
+    queue: placeOf(state),
+  };
 }
 
 /**
@@ -96,14 +109,14 @@ export async function endContinued(
   fail: (error: unknown) => Promise<RunOutcome>,
 ): Promise<RunOutcome> {
   const { continuation } = featuresOf(run, 'ctx.continueAsNew');
-  const { workflow, successorId, input, from, parentId } = request;
+  const { workflow, successorId, input, from, parentId, queue } = request;
   // The hand-over after this run starts the successor; until then this runtime's maintenance waits.
   continuation.reserve(successorId);
   try {
     // This log (its seq 0 at least) is durable before a successor names it.
     await run.writer.flush();
     try {
-      await continuation.startSuccessor(workflow, successorId, input, from, parentId);
+      await continuation.startSuccessor(workflow, successorId, input, from, parentId, queue);
     } catch (error) {
       if (error instanceof ExecutionAlreadyExistsError) {
         continuation.release(successorId);

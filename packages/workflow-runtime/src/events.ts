@@ -175,6 +175,10 @@ export interface StartedPayload {
   parentId?: string;
   /** Set on an execution enqueued into a queue: the queue's name (its item leaves the queue at the execution's end). */
   queue?: string;
+  /** With `queue`: the partition key it counts against, when not the shared one (`''`). */
+  partitionKey?: string;
+  /** With `queue`: its priority, when not 0. */
+  priority?: number;
   /** Set on the successor of a `ctx.continueAsNew`: the execution it continues (docs/continue-as-new.md). */
   continuedFrom?: ContinuedFrom;
   /**

@@ -90,6 +90,9 @@ export interface ExecutionState<Out = unknown> {
   parentId?: string;
   /** The queue the execution was enqueued into, as seq 0 records it (docs/queues.md). */
   queue?: string;
+  /** With `queue`: its partition key and priority, as seq 0 records them (absent: `''` and 0). */
+  partitionKey?: string;
+  priority?: number;
   /** Ms since the epoch of seq 0 and of the last event. */
   startedAt: number;
   updatedAt: number;
@@ -190,6 +193,8 @@ export function applyEvent(state: ExecutionState | null, event: FoldableEvent): 
     };
     if (started.parentId !== undefined) state.parentId = started.parentId;
     if (started.queue !== undefined) state.queue = started.queue;
+    if (started.partitionKey !== undefined) state.partitionKey = started.partitionKey;
+    if (started.priority !== undefined) state.priority = started.priority;
     if (started.continuedFrom !== undefined) state.continuedFrom = started.continuedFrom;
     if (started.deadline !== undefined) state.deadline = started.deadline;
     if (started.signals !== undefined) state.startSignals = started.signals;

@@ -144,7 +144,7 @@ export async function deliverSignal(
   await stores.signals.send({ signalId, executionId: id, name: signalName, payload: text, sentAt: clock() });
   if (!waitingFor.includes(signalName)) return { signalId, accepted: true, handedOver: false, waitingFor };
   // An execution of a queue resumes only where its queue admits it (adr/0056): queue it again.
-  if (await requeueSuspended(stores, id, clock()))
+  if (await requeueSuspended(stores, state, clock()))
     return { signalId, accepted: true, handedOver: true, waitingFor };
   const handedOver = await handOverResumed(stores, state, `signal "${signalName}" arrived`, clock);
   return { signalId, accepted: true, handedOver, waitingFor };

@@ -14,6 +14,9 @@ import { executionLeaseKey } from './leases.js';
 import { walkExecutions } from './recover-abandoned.js';
 import type { ExecutionSummary, Stores } from './spi.js';
 
+/** The key of the lease a leading `Supervisor` holds (its default `leaderKey`). */
+const SUPERVISOR_LEADER_KEY = 'supervisor:leader';
+
 /** Options of the in-process maintenance (`createRuntime({ maintenance })`). */
 export interface MaintenanceOptions {
   /** Pause between passes, in ms; must be below the lease TTL (default: 1 000, or a third of a shorter TTL). */
@@ -126,11 +129,20 @@ export class Maintenance {
 
   private async passOnce(): Promise<MaintenancePass> {
     const done: MaintenancePass = { claimed: [], recovered: [], woken: [] };
-    if (this.stopped) return done;
+    if (this.stopped || (await this.supervised())) return done;
     await this.fireTimers(done);
     await this.claim('pending', done.claimed);
     await this.claim('running', done.recovered);
     return done;
+  }
+
+  /**
+   * True while a `Supervisor` leads over these stores (another owner holds its leader lease,
+   * unexpired): the supervisors do this work, so the pass is skipped (adr/0087).
+   */
+  private async supervised(): Promise<boolean> {
+    const leader = await this.deps.stores.leases.get(SUPERVISOR_LEADER_KEY);
+    return leader !== null && leader.owner !== this.deps.owner && leader.expiresAt > this.deps.clock();
   }
 
   private free(): number {

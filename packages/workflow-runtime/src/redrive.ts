@@ -95,6 +95,9 @@ export async function resumeExecution(
   if (current !== null) observe?.(current, resumed);
   // A node's recovery took it over already (it ran with no holder): that run goes on.
   if (current === null || current.sequence !== resumed.seq) return resumed;
+  // An execution of a queue goes back to its queue (its item, written back when its end had
+  // deleted it): the node the queue admits it to takes it over, within the limits.
+  if (await deps.waitsForSlot(current)) return resumed;
   const fence = await deps.stores.events.acquireFence(current.executionId);
   const reason = 'resumed by an operator';
   const { outcome } = deps.takeOver(current, fence, [

@@ -134,7 +134,7 @@ async function resumeNow(
   }
   // An execution of a queue resumes only where its slot is held; otherwise it waits in its
   // queue, which admits it within the limits (adr/0056).
-  if (await deps.waitsForSlot(executionId)) return false;
+  if (await deps.waitsForSlot(current)) return false;
   // No new fence: of nodes resuming at once, the sequence picks one (adr/0016).
   const fence = await resumeFence(deps.stores.events, current);
   const resumeSeq = current.sequence + 1; // the run folds into `current` from here on

@@ -35,9 +35,10 @@ import { type OutboxHeadersHook, outboxHeadersOf } from './outbox-headers.js';
 import type { QueueRegistry } from './queues/define-queue.js';
 import {
   arrived,
+  holdsSlot,
   type QueuedResumeDeps,
+  type QueuePlace,
   releaseSuspendedSlot,
-  waitsForSlot,
 } from './queues/queued-resume.js';
 import { type Resident, ResidentBodies } from './resident-bodies.js';
 import { lostResumeRace, resumeFence } from './resume-fence.js';
@@ -68,8 +69,8 @@ export interface BootstrapOptions {
   fence?: number;
   /** The parent of a child execution. */
   parentId?: string;
-  /** The queue of an enqueued execution (`enqueue({ queue })`). */
-  queue?: string;
+  /** The queue of an enqueued execution (`enqueue({ queue })`, a continue-as-new successor of one). */
+  queue?: QueuePlace;
   /** The successor of a `ctx.continueAsNew`: where it sits in its chain (adr/0063). */
   continuedFrom?: ContinuedFrom;
   /** The deadline seq 0 records; its timer row exists already (deadlines.ts). */
@@ -237,7 +238,8 @@ export class RunLifecycle {
     if (existing === true && current.queue !== undefined && isTerminalStatus(current.status))
       await this.finishItem(current);
     if (!meets(current, expect)) return current;
-    return this.continueExecution(current, fence);
+    // A queue's claim holds the slot it just took: no need to look it up again.
+    return this.continueExecution(current, fence, existing === true);
   }
 
   /** The parsed input when `request` names a registered workflow and carries an input it accepts. */
@@ -301,7 +303,12 @@ export class RunLifecycle {
       await assertUnscopedMayCreate(this.stores.events, executionId, parentId);
     const started: StartedPayload = { workflow: definition.name, version: definition.version, input };
     if (parentId !== undefined) started.parentId = parentId;
-    if (queue !== undefined) started.queue = queue;
+    if (queue !== undefined) {
+      started.queue = queue.queue;
+      if (queue.partitionKey !== undefined && queue.partitionKey !== '')
+        started.partitionKey = queue.partitionKey;
+      if (queue.priority !== undefined && queue.priority !== 0) started.priority = queue.priority;
+    }
     if (continuedFrom !== undefined) started.continuedFrom = continuedFrom;
     if (deadline !== undefined) started.deadline = deadline;
     if (signals !== undefined) started.signals = signals;
@@ -323,15 +330,25 @@ export class RunLifecycle {
     return { outcome: outcome as Promise<RunOutcome> };
   }
 
-  async continueExecution(current: ExecutionState, given?: number): Promise<ExecutionState> {
+  /**
+   * Run `current` on here: a suspended one once its wait is over, a pending or running one
+   * taken over. One of a queue runs only where its slot is held (`slotHeld`: the caller knows
+   * it is, a queue's claim); otherwise it is left to its queue (queues/queued-resume.ts).
+   */
+  async continueExecution(
+    current: ExecutionState,
+    given?: number,
+    slotHeld = false,
+  ): Promise<ExecutionState> {
     if (isTerminalStatus(current.status)) return current;
     if (current.continuedFrom !== undefined) await adoptInbox(this.features, current);
     const resumed = current.status === 'suspended';
     // A suspended execution resumes once its wait is over: a timer due, or a signal or child it
-    // waits for there (a queue's claim resumes either). Of a queue, only where its slot is held.
+    // waits for there (a queue's claim resumes either). Every run of a queue's execution, a
+    // resume or a takeover, holds its slot.
     const due = resumed && this.isDue(current);
     if (resumed && !due && !(await arrived(this.stores, current))) return current;
-    if (resumed && (await waitsForSlot(this.queuedResume, current.executionId))) return current;
+    if (!slotHeld && !(await holdsSlot(this.queuedResume, current))) return current;
     // Pinned to a version this node does not run: left as it is for a node that does (nothing written).
     if (!this.registry.has(current.workflow, current.version))
       throw new UnknownWorkflowError(
@@ -436,7 +453,7 @@ export class RunLifecycle {
         landed();
         // A suspended run of a queue gives its slot back before anything here can resume it
         // (a wake-up timer, a signal's re-check; they wait while the body counts as running).
-        if (result.kind === 'suspended') await this.releaseSlot(executionId);
+        if (result.kind === 'suspended') await this.releaseSlot(result.state);
         this.bodyEnded(executionId, run);
         await this.afterRun(executionId, run, result);
         if (hasFeatureWork(definition, run, result))
@@ -460,9 +477,10 @@ export class RunLifecycle {
     return outcome;
   }
 
-  private async releaseSlot(executionId: string): Promise<void> {
+  private async releaseSlot(state: ExecutionState): Promise<void> {
+    const { executionId } = state;
     try {
-      await releaseSuspendedSlot(this.queuedResume, executionId);
+      await releaseSuspendedSlot(this.queuedResume, state);
     } catch (error) {
       // The slot lapses at its TTL instead; the queue admits the execution again then.
       this.onError(error, `release of the queue slot of suspended execution "${executionId}"`);

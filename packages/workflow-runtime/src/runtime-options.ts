@@ -142,7 +142,8 @@ export interface ExecuteOptions {
   /**
    * The caller expects the execution to exist (a queue's claim of its item, which carries the
    * input): fold it first, and write seq 0 from `input` only when it is missing, instead of
-   * trying seq 0 first (default: false).
+   * trying seq 0 first. The caller holds the execution's queue slot (it just took it), so the
+   * run does not look it up again (default: false).
    */
   existing?: boolean;
 }

@@ -52,7 +52,7 @@ import { checkOutboxHeadersOption } from './outbox-headers.js';
 import { type GetEventOptions, getEvent } from './published-events.js';
 import { QueueRegistry } from './queues/define-queue.js';
 import { enqueueItem, queueStoreOf, usesQueue } from './queues/queued-enqueue.js';
-import { type QueuedResumeDeps, waitsForSlot } from './queues/queued-resume.js';
+import { holdsSlot, type QueuedResumeDeps } from './queues/queued-resume.js';
 import { type ResumeOptions, type ResumeResult, resumeExecution } from './redrive.js';
 import { maxResidentOf } from './resident-bodies.js';
 import { type ResultOptions, resultOptions, withDeadline } from './result-wait.js';
@@ -362,7 +362,7 @@ export class Runtime {
       await this.lifecycle.bootstrapWithRetry(definition, executionId, input, {
         run: false,
         deadline,
-        queue: enqueued.queue,
+        queue: enqueued.place,
       });
     } else await this.startQueued(enqueued.executionId);
     return this.handle(enqueued.executionId);
@@ -379,7 +379,7 @@ export class Runtime {
     const definition = this.registry.get(item.workflow, item.version);
     await this.lifecycle.bootstrapWithRetry(definition, executionId, this.codec.decode(item.input), {
       run: false,
-      queue: item.queue,
+      queue: { queue: item.queue, partitionKey: item.partitionKey, priority: item.priority },
     });
   }
 
@@ -970,16 +970,31 @@ export class Runtime {
       bodyRunning: (id) => this.lifecycle.bodies.has(id),
       closed: () => this.closed,
       takeOver: (current, fence, events) => this.lifecycle.takeOver(current, fence, events),
-      startSuccessor: (definition, successorId, input, continuedFrom, parentId) =>
+      startSuccessor: (definition, successorId, input, continuedFrom, parentId, queue) =>
         this.lifecycle.bootstrapWithRetry(definition, successorId, input, {
           run: false,
           continuedFrom,
           ...(parentId === undefined ? {} : { parentId }),
+          ...(queue === undefined ? {} : { queue }),
         }),
+      queueSuccessor: async (definition, successorId, input, queue) => {
+        const now = this.clock();
+        await queueStoreOf(this.stores, 'continueAsNew').enqueue({
+          executionId: successorId,
+          queue: queue.queue,
+          partitionKey: queue.partitionKey ?? '',
+          priority: queue.priority ?? 0,
+          workflow: definition.name,
+          version: definition.version,
+          input: this.codec.encode(input),
+          enqueuedAt: now,
+          availableAt: now,
+        });
+      },
       startChild: (definition, childId, input, parentId, deadline) =>
         this.bootstrapWithDeadline(definition, childId, input, { run: true, parentId }, deadline),
       cancel: (id, reason) => this.cancel(id, reason),
-      waitsForSlot: (id) => waitsForSlot(this.queuedResume(), id),
+      waitsForSlot: async (state) => !(await holdsSlot(this.queuedResume(), state)),
       ...handOverDeps(
         this.stores,
         () => this.leaseOwner,
@@ -993,7 +1008,7 @@ export class Runtime {
   private queuedResume(): QueuedResumeDeps {
     return {
       stores: this.stores,
-      queued: this.queues.all().length > 0,
+      codec: this.codec,
       owner: this.leaseOwner,
       clock: this.clock,
     };

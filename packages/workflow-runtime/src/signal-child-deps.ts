@@ -17,6 +17,7 @@ import {
 } from './events.js';
 import type { RunOutcome } from './execution-run.js';
 import type { ExecutionState } from './fold.js';
+import type { QueuePlace } from './queues/queued-resume.js';
 import type { RunFeatures } from './run-internals.js';
 import { sendSignal } from './signal-send.js';
 import type { Stores } from './spi.js';
@@ -63,7 +64,18 @@ export interface FeatureDeps {
     input: unknown,
     from: ContinuedFrom,
     parentId: string | undefined,
+    queue: QueuePlace | undefined,
   ): Promise<'exists' | { outcome: Promise<unknown> }>;
+  /**
+   * The queue item of a successor of a queue's execution (after its seq 0, which names the
+   * queue): queued, so the queue admits it within its limits; nothing when it exists.
+   */
+  queueSuccessor(
+    definition: AnyWorkflow,
+    successorId: string,
+    input: unknown,
+    queue: QueuePlace,
+  ): Promise<void>;
   /** Successors whose hand-over is under way here: this runtime's maintenance leaves them alone (adr/0063). */
   handingOver: Set<string>;
   /** Take the execution lease of `executionId` for this runtime's owner; false when another holds it. */
@@ -79,10 +91,11 @@ export interface FeatureDeps {
   ): Promise<unknown>;
   cancel(executionId: string, reason: string): Promise<unknown>;
   /**
-   * Before a resume here: true when the execution belongs to a queue and this runtime does not
-   * hold its slot, so it waits in its queue instead (adr/0056, `queues/queued-resume.ts`).
+   * Before a resume here: true when the execution belongs to a queue (its seq 0 names one) and
+   * this runtime does not hold its slot, so it waits in its queue instead (adr/0056,
+   * `queues/queued-resume.ts`).
    */
-  waitsForSlot(executionId: string): Promise<boolean>;
+  waitsForSlot(state: ExecutionState): Promise<boolean>;
   /**
    * A client's way to hand a suspended execution that waits for a signal now in its inbox to the
    * nodes that run work, instead of resuming it here (undefined in a runtime that executes).

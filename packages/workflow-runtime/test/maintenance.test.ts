@@ -36,6 +36,47 @@ describe.each(backings)('in-process maintenance (%s store)', (_, open) => {
     expect(h.backgroundErrors).toEqual([]);
   });
 
+  test('a pass is skipped while a Supervisor leads over the stores (its leader lease, held by another owner)', async () => {
+    ran.length = 0;
+    const { stores } = h.open();
+    expect(
+      await stores.leases.claim('supervisor:leader', 'node-elsewhere', 60_000, Date.now()),
+    ).not.toBeNull();
+    const enqueuer = h.runtime({ stores, workflows: [job], maintenance: false });
+    const led = await enqueuer.enqueue(job, 'led', { executionId: 'job-led' });
+    const worker = h.runtime({ stores, workflows: [job], maintenance: { intervalMs: 20_000 } });
+    expect(await worker.maintain()).toEqual({ claimed: [], recovered: [], woken: [] });
+    expect((await led.state())?.status).toBe('pending');
+    // The leader is gone: the next pass does the work.
+    await stores.leases.release('supervisor:leader', 'node-elsewhere');
+    const pass = await worker.maintain();
+    expect(pass?.claimed).toEqual(['job-led']);
+    expect(await led.result()).toBe('led');
+    expect(ran).toEqual(['led']);
+    expect(h.backgroundErrors).toEqual([]);
+  });
+
+  test('an expired leader lease, or one held by the runtime itself, does not stop the pass', async () => {
+    const { stores } = h.open();
+    const enqueuer = h.runtime({ stores, workflows: [job], maintenance: false });
+    const worker = h.runtime({
+      stores,
+      workflows: [job],
+      lease: { owner: 'me' },
+      maintenance: { intervalMs: 20_000 },
+    });
+    await worker.maintain();
+    const mine = await enqueuer.enqueue(job, 'mine', { executionId: 'job-mine' });
+    expect(await stores.leases.claim('supervisor:leader', 'me', 60_000, Date.now())).not.toBeNull();
+    expect((await worker.maintain())?.claimed).toEqual(['job-mine']);
+    expect(await mine.result()).toBe('mine');
+    await stores.leases.release('supervisor:leader', 'me');
+    const expired = await enqueuer.enqueue(job, 'expired', { executionId: 'job-expired' });
+    expect(await stores.leases.claim('supervisor:leader', 'node-gone', 1, Date.now() - 1_000)).not.toBeNull();
+    expect((await worker.maintain())?.claimed).toEqual(['job-expired']);
+    expect(await expired.result()).toBe('expired');
+  });
+
   test('maintenance: false runs nothing: the execution stays pending', async () => {
     const { stores } = h.open();
     const quiet = h.runtime({ stores, workflows: [job], maintenance: false });

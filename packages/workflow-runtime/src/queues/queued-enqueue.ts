@@ -12,6 +12,7 @@ import type { Stores } from '../spi.js';
 import { type AnyWorkflow, parseWith } from '../workflow.js';
 import type { QueueDefinition, QueueRegistry } from './define-queue.js';
 import type { QueueItem, QueueStore } from './queue-spi.js';
+import type { QueuePlace } from './queued-resume.js';
 
 /** The queue options of `enqueue` (besides `executionId`). */
 export interface QueueEnqueueOptions {
@@ -76,7 +77,7 @@ export async function enqueueItem(
   rawInput: unknown,
   executionId: string,
   options: QueueEnqueueOptions,
-): Promise<{ executionId: string; created: boolean; queue: string }> {
+): Promise<{ executionId: string; created: boolean; place: QueuePlace }> {
   if (options.queue === undefined)
     throw new InvalidInputError('enqueue options', [
       { path: 'options.queue', message: 'partitionKey, priority, deduplicationId and delayMs need a queue' },
@@ -104,5 +105,6 @@ export async function enqueueItem(
     availableAt: now + (parsed.delayMs ?? 0),
   };
   if (parsed.deduplicationId !== undefined) item.deduplicationId = parsed.deduplicationId;
-  return { ...(await store.enqueue(item)), queue: queue.name };
+  const place = { queue: item.queue, partitionKey: item.partitionKey, priority: item.priority };
+  return { ...(await store.enqueue(item)), place };
 }
