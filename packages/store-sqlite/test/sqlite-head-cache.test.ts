@@ -11,7 +11,11 @@ function head(status: ExecutionHead['status'], lastSeq: number): ExecutionHead {
   return { fence: 0, lastSeq, status, workflow: 'wf' };
 }
 
-function append(executionId: string, expectedSeq: number, type: string): AppendRequest {
+function append(
+  executionId: string,
+  expectedSeq: number,
+  type: AppendRequest['events'][number]['type'],
+): AppendRequest {
   return {
     executionId,
     workflow: 'wf',
