@@ -6,7 +6,9 @@
  *   the same durability, wall (median of each round's medians) and CPU (process.cpuUsage);
  * - 3-step workflows/s at concurrency 100 (`full`) against the raw limit: a raw 100-row batch
  *   commit's rows/s divided by the events one such workflow writes;
- * - 1-step executions/s at concurrency 200 (`normal`), with the CPU each one costs.
+ * - 1-step executions/s at concurrency 200 (`normal`), with the CPU each one costs, next to the
+ *   floor: the store's statements for the same executions written by hand on a file with
+ *   Skein's schema, as many per transaction as group commit puts in one.
  *
  * A ratio is taken within each round (both sides timed minutes apart at most, on the same
  * machine) and the median of the rounds' ratios is reported.
@@ -16,6 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openSqliteStores } from '@skein/store-sqlite';
 import { createRuntime, type Runtime } from '@skein/workflow-runtime';
+import { newId } from '@skein/workflow-runtime/internal';
 import Database from 'better-sqlite3';
 import { WAL_WARM_COMMITS } from '../engines/raw-sqlite.js';
 import { stepsWorkflow } from '../engines/skein.js';
@@ -146,6 +149,74 @@ async function concurrentRound(
   return { perSec: count / (wallMs / 1000), cpuUs: cpuUs / count };
 }
 
+/** Appends of a 1-step execution group commit puts in one transaction at concurrency 200. */
+const HAND_BATCH = 200;
+
+/**
+ * The floor of a 1-step execution at `normal`: what the store runs for one, by hand on a file
+ * with Skein's schema, 200 per transaction. The start: the head read (a miss), `EXECUTION_STARTED`
+ * and `STEP_STARTED`, the head upsert; the end: `STEP_COMPLETED`, `EXECUTION_COMPLETED`, the
+ * status update; each transaction with `BEGIN IMMEDIATE`, `PRAGMA data_version`, `COMMIT`.
+ */
+async function handExecutions(path: string): Promise<(tag: string, count: number) => void> {
+  const stores = openSqliteStores({ path, durability: 'normal' });
+  await stores.close();
+  const db = new Database(path);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.pragma('foreign_keys = ON');
+  closers.push(() => {
+    db.close();
+  });
+  const begin = db.prepare('BEGIN IMMEDIATE');
+  const dataVersion = db.prepare('PRAGMA data_version').pluck();
+  const commit = db.prepare('COMMIT');
+  const selectHead = db.prepare(
+    'SELECT x.fence, coalesce((SELECT max(seq) FROM skein_events e WHERE e.execution_id = x.execution_id), -1) ' +
+      'AS lastSeq, x.status, x.workflow FROM skein_executions x WHERE x.execution_id = ?',
+  );
+  const insert = db.prepare(
+    'INSERT INTO skein_events (execution_id, seq, envelope_id, type, payload, fence, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+  );
+  const upsert = db.prepare(
+    'INSERT INTO skein_executions (execution_id, workflow, status) VALUES (?, ?, ?) ' +
+      'ON CONFLICT (execution_id) DO UPDATE SET workflow = coalesce(skein_executions.workflow, excluded.workflow), ' +
+      'status = excluded.status',
+  );
+  const setStatus = db.prepare('UPDATE skein_executions SET status = ? WHERE execution_id = ?');
+  const event = (id: string, seq: number, type: string, payload: string) =>
+    insert.run(id, seq, newId(), type, payload, 0, Date.now());
+  return (tag, count) => {
+    for (let first = 0; first < count; first += HAND_BATCH) {
+      const last = Math.min(count, first + HAND_BATCH);
+      begin.run();
+      dataVersion.get();
+      for (let i = first; i < last; i++) {
+        const id = `${tag}${i}`;
+        selectHead.get(id);
+        event(id, 0, 'EXECUTION_STARTED', `{"workflow":"${one.name}","version":1,"input":{"n":${i}}}`);
+        event(id, 1, 'STEP_STARTED', '{"position":0,"name":"s0","attempt":1}');
+        upsert.run(id, one.name, 'running');
+      }
+      commit.run();
+      begin.run();
+      dataVersion.get();
+      for (let i = first; i < last; i++) {
+        const id = `${tag}${i}`;
+        event(
+          id,
+          2,
+          'STEP_COMPLETED',
+          `{"position":0,"name":"s0","kind":"step","output":${i + 1},"attempt":1}`,
+        );
+        event(id, 3, 'EXECUTION_COMPLETED', `{"output":${i + 1}}`);
+        setStatus.run('completed', id);
+      }
+      commit.run();
+    }
+  };
+}
+
 /** Every round of every target; the rows, medians over the rounds. */
 export async function sqliteRounds(sizes: RoundSizes): Promise<Row[]> {
   const dir = mkdtempSync(join(tmpdir(), 'skein-bench-rounds-'));
@@ -163,6 +234,7 @@ async function measure(sizes: RoundSizes, dir: string): Promise<Row[]> {
     normal: rawTable(join(dir, 'raw-normal.db'), 'normal', 1),
   };
   const batchFull = rawTable(join(dir, 'batch-full.db'), 'full', 100);
+  const hand = await handExecutions(join(dir, 'hand-normal.db'));
   const runtimes = {
     full: await openRuntime(join(dir, 'skein-full.db'), 'full'),
     normal: await openRuntime(join(dir, 'skein-normal.db'), 'normal'),
@@ -181,6 +253,7 @@ async function measure(sizes: RoundSizes, dir: string): Promise<Row[]> {
   };
   const c100: { perSec: number; cpuUs: number; limit: number }[] = [];
   const c200: { perSec: number; cpuUs: number }[] = [];
+  const floor: { perSec: number; cpuUs: number }[] = [];
   let batchSerial = 0;
   for (let round = 0; round < sizes.rounds; round++) {
     for (const durability of ['full', 'normal'] as const) {
@@ -195,6 +268,11 @@ async function measure(sizes: RoundSizes, dir: string): Promise<Row[]> {
     const wf = await concurrentRound(runtimes.full, three.name, `c${round}-`, sizes.concurrent, 100);
     c100.push({ ...wf, limit: rowsPerSec / eventsPerThree });
     c200.push(await concurrentRound(runtimes.normal, one.name, `n${round}-`, sizes.normalConcurrent, 200));
+    const byHand = await timed(() => hand(`h${round}-`, sizes.normalConcurrent));
+    floor.push({
+      perSec: sizes.normalConcurrent / (byHand.wallMs / 1000),
+      cpuUs: byHand.cpuUs / sizes.normalConcurrent,
+    });
   }
 
   const med = (xs: number[]) => median(xs);
@@ -256,10 +334,23 @@ async function measure(sizes: RoundSizes, dir: string): Promise<Row[]> {
     target: '>= 40000',
     met: execPerSec >= 40_000,
   });
+  const floorCpu = med(floor.map((r) => r.cpuUs));
   rows.push({
     metric: '1-step execution at concurrency 200 (normal), CPU each',
     value: med(c200.map((r) => r.cpuUs)),
     unit: 'µs',
+    baseline: { name: "the store's statements by hand", value: floorCpu },
+  });
+  rows.push({
+    metric:
+      "floor: the store's statements of a 1-step execution by hand, 200 per transaction (normal), CPU each",
+    value: floorCpu,
+    unit: 'µs',
+  });
+  rows.push({
+    metric: 'floor: 1-step executions/s those statements alone allow (normal), one core',
+    value: med(floor.map((r) => r.perSec)),
+    unit: 'exec/s',
   });
   return rows;
 }

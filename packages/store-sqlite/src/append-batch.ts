@@ -83,6 +83,8 @@ export function flushAppends(
   }
 }
 
+const NO_MESSAGES: NonNullable<AppendRequest['outbox']> = [];
+
 /** Thrown out of an unguarded pass when a request needs its own rollback. */
 class NeedsSavepoints extends Error {}
 
@@ -144,10 +146,10 @@ function applyOne(
   } catch (error) {
     return { ok: false, error };
   }
-  const messages = request.outbox ?? [];
-  const taken = messages.find((message) => sql.outboxTaken.get(message.id) !== undefined);
-  if (taken !== undefined) {
-    const reason = `outbox message id "${taken.id}" is taken`;
+  const messages = request.outbox ?? NO_MESSAGES;
+  for (const message of messages) {
+    if (sql.outboxTaken.get(message.id) === undefined) continue;
+    const reason = `outbox message id "${message.id}" is taken`;
     return { ok: false, error: new InvalidAppendError(request.executionId, reason) };
   }
   const savepoint = guarded && (request.events.length > 1 || messages.length > 0);

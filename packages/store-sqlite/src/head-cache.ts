@@ -4,6 +4,7 @@
  * (`PRAGMA data_version` is unchanged), the heads this connection wrote are still the truth
  * and the batch need not read them again. Any foreign commit clears the cache.
  */
+import { isTerminalStatus } from '@skein/workflow-runtime';
 import type { ExecutionHead } from '@skein/workflow-runtime/spi';
 import type Database from 'better-sqlite3';
 
@@ -38,10 +39,27 @@ export class HeadCache {
     return true;
   }
 
-  /** Remember the head an append of this connection wrote. */
+  /** Remember the head an append of this connection wrote (a terminal one is forgotten). */
   set(executionId: string, head: ExecutionHead): void {
+    if (head.status !== undefined && isTerminalStatus(head.status)) {
+      this.heads.delete(executionId);
+      return;
+    }
+    const cached = this.heads.get(executionId);
+    if (cached !== undefined) {
+      cached.fence = head.fence;
+      cached.lastSeq = head.lastSeq;
+      cached.status = head.status;
+      cached.workflow = head.workflow;
+      return;
+    }
     if (this.heads.size >= MAX_ENTRIES) this.heads.clear();
     this.heads.set(executionId, { ...head });
+  }
+
+  /** Heads kept now. */
+  get size(): number {
+    return this.heads.size;
   }
 
   /** Forget one execution (its row changed outside the append path, e.g. a new fence). */
