@@ -116,4 +116,51 @@ export function fenceCases({ open }: EventStoreSuiteOptions): void {
       for (const [i, id] of ids.entries())
         expect((await events.read(id)).length, id).toBe(i % 2 === 0 ? 3 : 2);
     }));
+
+  it('L3: takeOverPending, where the store has it, fences and reads only the pending executions, each once', () =>
+    withStores(open, async ({ events }) => {
+      if (events.takeOverPending === undefined) return;
+      await start(events, 'tp-pending');
+      await events.append(appendOf('tp-pending', { seq: 1 }, drafts('CANCEL_REQUESTED')));
+      await start(events, 'tp-other');
+      await start(events, 'tp-running');
+      await events.append(appendOf('tp-running', { seq: 1 }, drafts('STEP_STARTED')));
+      await start(events, 'tp-ended');
+      await events.append(appendOf('tp-ended', { seq: 1 }, drafts('EXECUTION_COMPLETED')));
+      await events.acquireFence('tp-fenced-only'); // a head with no seq 0
+      const before = await events.acquireFence('tp-pending');
+      const fences = async () =>
+        Promise.all(['tp-running', 'tp-ended', 'tp-fenced-only'].map((id) => events.currentFence(id)));
+      const untouched = await fences();
+      const taken = await events.takeOverPending([
+        'tp-running',
+        'tp-pending',
+        'tp-ended',
+        'tp-missing',
+        'tp-fenced-only',
+        'tp-pending',
+        'tp-other',
+      ]);
+      const byId = new Map(taken.map((one) => [one.executionId, one]));
+      expect(taken).toHaveLength(2);
+      expect([...byId.keys()].sort()).toEqual(['tp-other', 'tp-pending']);
+      expect(byId.get('tp-pending')!.fence).toBeGreaterThan(before);
+      expect(await events.currentFence('tp-pending')).toBe(byId.get('tp-pending')!.fence);
+      expect(byId.get('tp-pending')!.events).toEqual(await events.read('tp-pending'));
+      expect(byId.get('tp-other')!.events).toEqual(await events.read('tp-other'));
+      expect(byId.get('tp-other')!.fence).toBeGreaterThan(0);
+      // Whatever is not pending keeps its fence, and nothing else changed.
+      expect(await fences()).toEqual(untouched);
+      expect(await events.getExecution('tp-missing')).toBeNull();
+      expect(await events.takeOverPending([])).toEqual([]);
+      // The old fence is fenced out from now on; the taken one writes.
+      const refused = await rejectionOf(
+        events.append(appendOf('tp-pending', { seq: 2, fence: before }, drafts('EXECUTION_RECOVERED'))),
+      );
+      expect(refused).toBeInstanceOf(StaleFenceError);
+      const fence = byId.get('tp-pending')!.fence;
+      await events.append(appendOf('tp-pending', { seq: 2, fence }, drafts('EXECUTION_RECOVERED')));
+      expect((await events.getExecution('tp-pending'))?.status).toBe('running');
+      expect(await events.takeOverPending(['tp-pending'])).toEqual([]);
+    }));
 }

@@ -109,6 +109,14 @@ describe('conformance suites reject broken event stores', () => {
       expect.arrayContaining([expect.stringContaining('L2: of 12 racing starts exactly one wins')]),
     );
   });
+
+  it('L3: a store whose takeOverPending fences executions that are not pending fails the takeover case', () => {
+    expect(failedTitles('broken-takeover-any-status')).toEqual([
+      expect.stringContaining(
+        'L3: takeOverPending, where the store has it, fences and reads only the pending',
+      ),
+    ]);
+  });
 });
 
 describe('conformance suites reject broken signal stores', () => {

@@ -22,6 +22,27 @@ export function nextFence(executionId: string): Query {
   };
 }
 
+/**
+ * A new fence for each of `executionIds` (sorted, distinct) still pending, locked in id order,
+ * and the log of each, one row per event with the new fence beside it.
+ */
+export function takeOverPending(executionIds: readonly string[]): Query {
+  const columns = EVENT_COLUMNS.split(', ')
+    .map((column) => `e.${column}`)
+    .join(', ');
+  return {
+    name: 'skein_take_over_pending',
+    text:
+      'WITH s AS (SELECT execution_id FROM skein_executions WHERE execution_id = ANY($1::text[]) ' +
+      "AND status = 'pending' ORDER BY execution_id FOR UPDATE), " +
+      't AS (UPDATE skein_executions x SET fence = x.fence + 1 FROM s ' +
+      "WHERE x.execution_id = s.execution_id AND x.status = 'pending' RETURNING x.execution_id, x.fence) " +
+      `SELECT t.fence AS "takenFence", ${columns} FROM t JOIN skein_events e ON e.execution_id = t.execution_id ` +
+      'ORDER BY e.execution_id, e.seq',
+    values: [executionIds],
+  };
+}
+
 /** The newest fence of one execution. */
 export function selectFence(executionId: string): Query {
   return {

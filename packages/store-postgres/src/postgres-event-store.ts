@@ -9,6 +9,7 @@ import {
   encodeCursor,
   type ListExecutionsQuery,
   listLimit,
+  type PendingTakeover,
   type StoredEvent,
 } from '@skein/workflow-runtime/spi';
 import { appendEvents } from './append.js';
@@ -23,6 +24,7 @@ import {
   selectEvents,
   selectExecution,
   selectFence,
+  takeOverPending,
 } from './event-queries.js';
 import { HeadHints } from './head-hints.js';
 import { hasNul, refuseNul } from './nul-text.js';
@@ -87,6 +89,30 @@ export class PostgresEventStore implements EventStore {
       if (error instanceof StoreClosedError) throw error;
       throw new StorageWriteError(executionId, { cause: error });
     }
+  }
+
+  /**
+   * One statement for the batch. Each execution taken over keeps a hint at its last seq, so the
+   * run's first append (its move from pending) takes the short statement.
+   */
+  async takeOverPending(executionIds: readonly string[]): Promise<PendingTakeover[]> {
+    const ids = [...new Set(executionIds.filter((id) => !hasNul(id)))].sort();
+    if (ids.length === 0) return [];
+    const rows = (
+      await this.db.query<StoredEvent & { takenFence: number }>('takeOverPending', takeOverPending(ids))
+    ).rows;
+    const taken = new Map<string, PendingTakeover>();
+    for (const { takenFence, ...event } of rows) {
+      let one = taken.get(event.executionId);
+      if (one === undefined) {
+        one = { executionId: event.executionId, fence: takenFence, events: [] };
+        taken.set(event.executionId, one);
+      }
+      one.events.push(event);
+    }
+    for (const { executionId, events } of taken.values())
+      this.hints.set(executionId, { lastSeq: events[events.length - 1]!.seq, status: 'pending' });
+    return [...taken.values()];
   }
 
   async currentFence(executionId: string): Promise<number> {

@@ -5,7 +5,7 @@
  */
 import { openPostgresStores } from '@skein/store-postgres';
 import { Supervisor } from '@skein/worker-runtime-local';
-import { createRuntime, defineWorkflow, type LeaseStore } from '@skein/workflow-runtime';
+import { createRuntime, defineWorkflow, type EventStore, type LeaseStore } from '@skein/workflow-runtime';
 import { executionLeaseKey } from '@skein/workflow-runtime/internal';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -18,6 +18,22 @@ const quick = defineWorkflow({
     return ctx.step('only', () => input.n + 1);
   },
 });
+
+/** Calls per method of `events` (every call). */
+function countedEvents(events: EventStore): { events: EventStore; calls: Map<string, number> } {
+  const calls = new Map<string, number>();
+  const proxy = new Proxy(events, {
+    get(inner, key, receiver) {
+      const value = Reflect.get(inner, key, receiver);
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]) => {
+        calls.set(String(key), (calls.get(String(key)) ?? 0) + 1);
+        return (value as (...a: unknown[]) => unknown).apply(inner, args);
+      };
+    },
+  });
+  return { events: proxy, calls };
+}
 
 /** Calls per method of `leases` on execution lease keys (the leader's lease left out). */
 function counted(leases: LeaseStore): { leases: LeaseStore; calls: Map<string, number> } {
@@ -40,13 +56,14 @@ function counted(leases: LeaseStore): { leases: LeaseStore; calls: Map<string, n
 
 whenPostgres(() => {
   describe('postgres: a supervisor batches its lease claims and releases', () => {
-    it('a burst of 40 pending executions is claimed in a few claimMany calls, and every lease is given back', async () => {
+    it('a burst of 40 pending executions is claimed in a few claimMany calls, taken over in as few takeOverPending calls, and every lease is given back', async () => {
       const schema = freshSchema();
       const stores = await openPostgresStores({ url: PG_URL, schema, poolSize: 4 });
       const errors: unknown[] = [];
       try {
         const { leases, calls } = counted(stores.leases);
-        const supervised = { ...stores, leases };
+        const counting = countedEvents(stores.events);
+        const supervised = { ...stores, leases, events: counting.events };
         const runtime = createRuntime({
           stores: supervised,
           workflows: [quick],
@@ -77,6 +94,10 @@ whenPostgres(() => {
         expect(calls.get('claim') ?? 0).toBe(0);
         expect(calls.get('claimMany')).toBeGreaterThanOrEqual(1);
         expect(calls.get('claimMany')).toBeLessThanOrEqual(4);
+        // The fences and the logs came with the claims: no run took a fence of its own.
+        expect(counting.calls.get('takeOverPending')).toBeGreaterThanOrEqual(1);
+        expect(counting.calls.get('takeOverPending')).toBeLessThanOrEqual(calls.get('claimMany')!);
+        expect(counting.calls.get('acquireFence') ?? 0).toBe(0);
         expect(calls.get('release') ?? 0).toBe(0);
         expect(calls.get('releaseMany')).toBeGreaterThanOrEqual(1);
         for (let i = 0; i < 40; i++) expect(await stores.leases.get(executionLeaseKey(`b-${i}`))).toBeNull();

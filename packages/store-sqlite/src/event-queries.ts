@@ -64,6 +64,15 @@ export function nextFence(db: Db): Database.Statement<[string], number> {
     .pluck();
 }
 
+/** The next fence of one execution, only while it is pending; undefined otherwise. */
+export function nextPendingFence(db: Db): Database.Statement<[string], number> {
+  return db
+    .prepare<[string], number>(
+      "UPDATE skein_executions SET fence = fence + 1 WHERE execution_id = ? AND status = 'pending' RETURNING fence",
+    )
+    .pluck();
+}
+
 /** The newest fence of one execution. */
 export function selectFence(db: Db): Database.Statement<[string], number> {
   return db.prepare<[string], number>('SELECT fence FROM skein_executions WHERE execution_id = ?').pluck();

@@ -10,6 +10,7 @@ import {
   GroupCommit,
   type ListExecutionsQuery,
   listLimit,
+  type PendingTakeover,
   type StoredEvent,
 } from '@skein/workflow-runtime/spi';
 import type Database from 'better-sqlite3';
@@ -21,6 +22,7 @@ import {
   listByWorkflow,
   listByWorkflowAndStatus,
   nextFence,
+  nextPendingFence,
   selectEvents,
   selectExecution,
   selectFence,
@@ -33,6 +35,7 @@ type ReadStatements = ReturnType<typeof prepareReadStatements>;
 function prepareReadStatements(db: Database.Database) {
   return {
     nextFence: nextFence(db),
+    nextPendingFence: nextPendingFence(db),
     selectFence: selectFence(db),
     selectEvents: selectEvents(db),
     selectExecution: selectExecution(db),
@@ -91,6 +94,27 @@ export class SqliteEventStore implements EventStore {
       return this.statements.nextFence.get(executionId)!;
     } catch (error) {
       throw new StorageWriteError(executionId, { cause: error });
+    }
+  }
+
+  /** One transaction for the batch: each fence and its log read together. */
+  async takeOverPending(executionIds: readonly string[]): Promise<PendingTakeover[]> {
+    const ids = [...new Set(executionIds)];
+    if (ids.length === 0) return [];
+    const take = this.db.transaction(() => {
+      const taken: PendingTakeover[] = [];
+      for (const executionId of ids) {
+        const fence = this.statements.nextPendingFence.get(executionId);
+        if (fence === undefined) continue;
+        this.appends.heads.forget(executionId);
+        taken.push({ executionId, fence, events: this.statements.selectEvents.all(executionId, 0, -1) });
+      }
+      return taken;
+    });
+    try {
+      return take.immediate();
+    } catch (error) {
+      throw new StorageWriteError(ids[0]!, { cause: error });
     }
   }
 

@@ -23,6 +23,7 @@ import {
   EXECUTION_PENDING_TOPIC,
   type ExecutionPendingPayload,
   type ExecutionSummary,
+  type PendingTakeover,
   type RecoveredChunk,
 } from '@skein/workflow-runtime/spi';
 import { SupervisorTickError } from './errors.js';
@@ -96,7 +97,10 @@ const FAN_OUT_RECOVERY_BATCH = 100;
 export interface TickReport {
   /** Whether this node held the leader lease and ran the leader's work. */
   leader: boolean;
-  /** Pending executions this node claimed and started. */
+  /**
+   * Pending executions this node claimed, started at once or (a tick of `start()`, which
+   * claims ahead of free slots) as slots free up.
+   */
   claimed: string[];
   /** Executions whose lease expired, taken over. */
   recovered: string[];
@@ -129,6 +133,11 @@ export class Supervisor {
   private readonly concurrency: number;
   /** The last tick left pending work unclaimed for want of a free slot. */
   private backlog = false;
+  /**
+   * Pending executions claimed ahead of a free slot by a tick of `start()` (their leases held),
+   * in claim order, each with the time after which it is given back instead of started.
+   */
+  private readonly ahead = new Map<string, { workflow: string; until: number; takeover?: PendingTakeover }>();
   /** Lease releases waiting for the one under way (`releaseBatched`). */
   private readonly releases: { id: string; done: () => void }[] = [];
   private releasing = false;
@@ -226,16 +235,17 @@ export class Supervisor {
 
   /** Run one tick; see {@link TickReport}. Rejects with `SupervisorTickError` when the tick fails as a whole. */
   tick(): Promise<TickReport> {
-    return this.tickOnce(false);
+    return this.tickOnce(false, false);
   }
 
   /**
    * One tick. A `requested` one (a wake-up, a freed slot; they come often under load) skips the
    * leader's walk over running executions, one lease read each, unless `tickIntervalMs` has
    * passed since the last walk: leases expire on the scale of their TTL, and the walk would
-   * otherwise cost a round trip per running execution per wake-up.
+   * otherwise cost a round trip per running execution per wake-up. A tick of `start()`
+   * (`claimAhead`) also claims up to `concurrency` pending executions beyond the free slots.
    */
-  private async tickOnce(requested: boolean): Promise<TickReport> {
+  private async tickOnce(requested: boolean, claimAhead: boolean): Promise<TickReport> {
     const report: TickReport = {
       leader: false,
       claimed: [],
@@ -251,7 +261,7 @@ export class Supervisor {
     this.leading = report.leader;
     if (report.leader)
       await this.phase('dead-letter failing executions', report, () => this.deadLetter(report));
-    await this.phase('list pending executions', report, () => this.claimPending(report));
+    await this.phase('list pending executions', report, () => this.claimPending(report, claimAhead));
     if (this.queueClaims !== undefined && this.runtime.queues.all().length > 0)
       report.claimed.push(
         ...(await this.phase('claim queue slots', report, () => this.queueClaims!.claim())),
@@ -304,6 +314,8 @@ export class Supervisor {
     await this.subscription?.close();
     this.subscription = undefined;
     await this.wakeups?.stop();
+    for (const id of [...this.ahead.keys()]) this.giveBack(id);
+    this.ahead.clear();
     await this.idle();
     this.queueClaims?.stop();
     await this.stores.leases.release(this.leaderKey, this.owner);
@@ -319,7 +331,7 @@ export class Supervisor {
     while (!this.stopping) {
       this.tickRequested = false;
       try {
-        const report = await this.tickOnce(requested);
+        const report = await this.tickOnce(requested, true);
         for (const [id, error] of report.errors) this.onError(error, `supervisor tick: execution "${id}"`);
       } catch (error) {
         this.onError(error, 'supervisor tick');
@@ -443,8 +455,11 @@ export class Supervisor {
    * Claim pending executions up to the free slots and run them. Claims go out together, as
    * many as there are free slots (each is one round trip, the lease; the run's fold re-reads), so a
    * burst of enqueued work is taken at the pace of the store, not one execution at a time.
+   * With `claimAhead`, up to `concurrency` more are claimed and wait in `ahead` for a slot:
+   * a run that ends starts the next one at once instead of waiting for a tick's round trips.
    */
-  private async claimPending(report: TickReport): Promise<void> {
+  private async claimPending(report: TickReport, claimAhead: boolean): Promise<void> {
+    const limit = claimAhead ? 2 * this.concurrency : this.concurrency;
     let candidates: ExecutionSummary[] = [];
     const claimCandidates = async (): Promise<void> => {
       const queued = await this.queueClaims?.admitted(candidates.map((summary) => summary.executionId));
@@ -454,28 +469,89 @@ export class Supervisor {
         batch.map(({ executionId: id }) => id),
         report,
       );
-      batch.forEach(({ executionId: id, workflow }, i) => {
-        if (claimed[i] !== true) return;
-        // The run's fold is the re-read right before acting: still pending, or it writes nothing.
-        this.launch(id, 'run of a claimed pending execution', () =>
-          this.runtime.execute({ executionId: id, workflow }, { expect: { status: 'pending' } }),
-        );
-        report.claimed.push(id);
-      });
+      const ours = batch.filter((_, i) => claimed[i] === true);
+      const takeovers = await this.takeOver(
+        ours.map(({ executionId: id }) => id),
+        report,
+      );
+      const until = this.clock() + this.intervalMs;
+      for (const { executionId: id, workflow } of ours) {
+        const takeover = takeovers?.get(id);
+        // Not pending any more (another node or caller moved it on), or the takeover failed.
+        if (takeovers !== undefined && takeover === undefined) this.giveBack(id);
+        else {
+          this.ahead.set(id, takeover === undefined ? { workflow, until } : { workflow, until, takeover });
+          report.claimed.push(id);
+        }
+      }
+      this.startAhead();
     };
     for await (const summary of walkExecutions(this.stores.events, ['pending'])) {
-      if (this.inFlight.size + candidates.length >= this.concurrency) {
+      if (this.inFlight.size + this.ahead.size + candidates.length >= limit) {
         await claimCandidates();
-        if (this.inFlight.size >= this.concurrency) {
+        if (this.inFlight.size + this.ahead.size >= limit) {
           // More pending work than free slots: the first run to end asks for the next tick.
           this.backlog = true;
           return;
         }
       }
-      if (this.inFlight.has(summary.executionId)) continue;
+      if (this.inFlight.has(summary.executionId) || this.ahead.has(summary.executionId)) continue;
       candidates.push(summary);
     }
     await claimCandidates();
+  }
+
+  /**
+   * Start claimed executions while slots are free, oldest claim first. One that waited past
+   * its `until` (a tick interval: the slots are held by longer runs) is given back for a node
+   * with room; one whose run another path started meanwhile is that run's.
+   */
+  private startAhead(): void {
+    for (const [id, { workflow, until, takeover }] of this.ahead) {
+      if (this.inFlight.size >= this.concurrency || this.stopping) return;
+      this.ahead.delete(id);
+      if (this.inFlight.has(id)) continue;
+      if (until < this.clock()) {
+        this.giveBack(id);
+        continue;
+      }
+      // The run's fold (of the takeover's log, or read now) is the re-read right before
+      // acting: still pending, or it writes nothing.
+      this.launch(id, 'run of a claimed pending execution', () =>
+        this.runtime.execute(
+          { executionId: id, workflow },
+          takeover === undefined ? { expect: { status: 'pending' } } : { takeover },
+        ),
+      );
+    }
+  }
+
+  /**
+   * New fences and logs of the claimed `ids` that are still pending, in one round trip, where
+   * the event store takes pending executions over in batches (undefined where it does not:
+   * each run acquires its fence and reads its log). A failure is each id's error of the tick.
+   */
+  private async takeOver(
+    ids: readonly string[],
+    report: TickReport,
+  ): Promise<Map<string, PendingTakeover> | undefined> {
+    const events = this.stores.events;
+    if (events.takeOverPending === undefined || ids.length === 0) return undefined;
+    try {
+      return new Map((await events.takeOverPending(ids)).map((taken) => [taken.executionId, taken]));
+    } catch (error) {
+      for (const id of ids) {
+        this.failures.record(id, 'claim', error, this.clock());
+        report.errors.push([id, error]);
+      }
+      return new Map();
+    }
+  }
+
+  /** Give back the lease of an execution claimed ahead, as a run's end does (its id stays in flight until then). */
+  private giveBack(id: string): void {
+    if (this.inFlight.has(id)) return;
+    this.launch(id, 'give back a claim held ahead', async () => undefined);
   }
 
   private async fireTimers(report: TickReport): Promise<void> {
@@ -607,7 +683,9 @@ export class Supervisor {
         if (holdsLease) await this.releaseClaim(id);
         this.inFlight.delete(id);
         this.slotWaiters.shift()?.();
-        if (this.backlog) {
+        this.startAhead();
+        // Claimed ahead work keeps the slots busy while the next tick claims more.
+        if (this.backlog && this.ahead.size <= this.concurrency / 2) {
           this.backlog = false;
           this.tickSoon();
         }

@@ -77,7 +77,7 @@ function supervise(runtime: Runtime, stores: Stores): Supervisor {
 }
 
 describe('a claim reads only what it must', () => {
-  it('a claimed pending execution is re-read by its run: no summary read and no snapshot read', async () => {
+  it('claimed pending executions are taken over in one batch: no summary, snapshot or per-execution read, no fence of their own', async () => {
     const db = h.db();
     const enqueuer = h.runtime({ stores: db.stores, workflows: [quick], maintenance: false });
     for (let i = 0; i < 5; i++) await enqueuer.enqueue(quick, {}, { executionId: `plain-${i}` });
@@ -89,7 +89,10 @@ describe('a claim reads only what it must', () => {
     expect(report.claimed.sort()).toEqual(['plain-0', 'plain-1', 'plain-2', 'plain-3', 'plain-4']);
     expect(calls.get('events.getExecution') ?? 0).toBe(0);
     expect(calls.get('snapshots.latest') ?? 0).toBe(0);
-    expect(calls.get('events.read')).toBe(5); // one fold each
+    // One batch: the fence and the log of all five in one call; each run folds that log.
+    expect(calls.get('events.takeOverPending')).toBe(1);
+    expect(calls.get('events.read') ?? 0).toBe(0);
+    expect(calls.get('events.acquireFence') ?? 0).toBe(0);
     for (let i = 0; i < 5; i++)
       expect((await db.stores.events.read(`plain-${i}`, 0)).map((event) => event.type)).toEqual([
         'EXECUTION_STARTED',
@@ -99,6 +102,42 @@ describe('a claim reads only what it must', () => {
         'EXECUTION_COMPLETED',
       ]);
     await supervisor.stop();
+  });
+
+  it('a running supervisor claims up to concurrency ahead of its free slots and starts them as runs end', async () => {
+    gate = deferred();
+    const db = h.db();
+    const enqueuer = h.runtime({ stores: db.stores, workflows: [held], maintenance: false });
+    const ids = Array.from({ length: 6 }, (_, i) => `ahead-${i}`);
+    for (const id of ids) await enqueuer.enqueue(held, {}, { executionId: id });
+    const runtime = h.runtime({ stores: db.stores, workflows: [held], lease: { ttlMs: 30_000 } });
+    const supervisor = new Supervisor({
+      runtime,
+      stores: db.stores,
+      leaseTtlMs: 30_000,
+      tickIntervalMs: 20_000,
+      concurrency: 2,
+    });
+    const leased = async () =>
+      (await Promise.all(ids.map((id) => db.stores.leases.get(executionLeaseKey(id))))).filter(
+        (lease) => lease !== null,
+      ).length;
+    const statuses = async () =>
+      Promise.all(ids.map(async (id) => (await db.stores.events.getExecution(id))!.status));
+    supervisor.start();
+    try {
+      await until(async () => (await statuses()).filter((status) => status === 'running').length === 2);
+      await until(async () => (await leased()) === 4);
+      // Two run, two more are claimed and wait for a slot; the last two are left for a node with room.
+      expect((await statuses()).filter((status) => status === 'pending')).toHaveLength(4);
+      gate.resolve();
+      await until(async () => (await statuses()).every((status) => status === 'completed'));
+    } finally {
+      await supervisor.stop();
+    }
+    expect(await leased()).toBe(0);
+    for (const id of ids) expect(count(await runtime.history(id), 'EXECUTION_RECOVERED')).toBe(1);
+    expect(h.backgroundErrors).toEqual([]);
   });
 
   it('a claim of an execution that started running since the listing writes nothing', async () => {

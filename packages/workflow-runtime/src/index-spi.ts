@@ -148,6 +148,7 @@ export type {
   LeaseStore,
   ListExecutionsQuery,
   PendingSignalsQuery,
+  PendingTakeover,
   SendSignalOptions,
   Signal,
   SignalSendOutcome,

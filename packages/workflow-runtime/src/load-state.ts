@@ -52,6 +52,15 @@ export async function loadState(
   const snapshot = snapshots ? await stores.snapshots.latest(executionId) : null;
   const base = snapshot === null ? null : withHoles(codec.decode<ExecutionState>(snapshot.state));
   const events = await stores.events.read(executionId, snapshot === null ? 0 : snapshot.seq + 1);
+  return foldLog(events, codec, base);
+}
+
+/** The state `events` fold to after `base` (default: none, `events` start at seq 0); null for none. */
+export function foldLog(
+  events: readonly StoredEvent[],
+  codec: Codec = defaultCodec,
+  base: ExecutionState | null = null,
+): ExecutionState | null {
   return fold(
     events.map((event) => ({ ...event, payload: codec.decode(event.payload) }) as FoldableEvent),
     base,

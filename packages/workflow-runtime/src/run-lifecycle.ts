@@ -12,6 +12,7 @@ import type { DestinationShares } from './destination-shares.js';
 import {
   ExecutionAlreadyExistsError,
   ExecutionNotFoundError,
+  InvalidInputError,
   StartFencedOutError,
   UnknownWorkflowError,
 } from './errors.js';
@@ -21,6 +22,7 @@ import {
   type DeadlineRecord,
   isTerminalStatus,
   type StartedPayload,
+  type StoredEvent,
 } from './events.js';
 import { ExecutionRun, type RunOutcome } from './execution-run.js';
 import type { FanOutCallDeps } from './fan-out-call.js';
@@ -46,7 +48,7 @@ import { afterFeatureRun, hasFeatureWork } from './resume-on-arrival.js';
 import type { RunFeatures } from './run-internals.js';
 import { type ExecuteOptions, type ExecuteRequest, executeOptionsSchema } from './runtime-options.js';
 import type { FeatureDeps, TakeoverEvent } from './signal-child-deps.js';
-import type { Stores, Timer } from './spi.js';
+import type { PendingTakeover, Stores, Timer } from './spi.js';
 import { assertUnscopedMayCreate, crossesTenant } from './tenancy.js';
 import type { WakeTimers } from './wake-timers.js';
 import { type AnyWorkflow, parseWith, type WorkflowRegistry } from './workflow.js';
@@ -119,6 +121,8 @@ export interface RunLifecycleDeps {
   maxResident: number;
   /** The folded state; `snapshots: false` folds from seq 0 without reading a snapshot. */
   loadState(executionId: string, snapshots?: boolean): Promise<ExecutionState | null>;
+  /** The state `events` (a whole log, seq 0 first) fold to; null for none. */
+  foldLog(events: readonly StoredEvent[]): ExecutionState | null;
   /** Enforces the deadline of a run in progress here on time (deadlines.ts); the stop function. */
   watchDeadline(state: ExecutionState): () => void;
 }
@@ -152,6 +156,7 @@ export class RunLifecycle {
   private readonly fanOut: FanOutCallDeps;
   private readonly closed: () => boolean;
   private readonly loadState: (executionId: string, snapshots?: boolean) => Promise<ExecutionState | null>;
+  private readonly foldLog: (events: readonly StoredEvent[]) => ExecutionState | null;
   private readonly watchDeadline: (state: ExecutionState) => () => void;
 
   constructor(deps: RunLifecycleDeps) {
@@ -176,6 +181,7 @@ export class RunLifecycle {
     this.fanOut = deps.fanOut;
     this.closed = deps.closed;
     this.loadState = deps.loadState;
+    this.foldLog = deps.foldLog;
     this.watchDeadline = deps.watchDeadline;
     this.resident = new ResidentBodies(deps.maxResident, deps.stores.events);
   }
@@ -184,10 +190,17 @@ export class RunLifecycle {
   async execute(parsed: ExecuteRequest, options: ExecuteOptions): Promise<ExecutionState> {
     // The common call passes no options: skip their parse on the hot path.
     const plain = options.fence === undefined && options.startOnly === undefined;
-    const { fence, startOnly, expect, existing } =
-      plain && options.expect === undefined && options.existing === undefined
+    const { fence, startOnly, expect, existing, takeover } =
+      plain &&
+      options.expect === undefined &&
+      options.existing === undefined &&
+      options.takeover === undefined
         ? options
         : parseWith(executeOptionsSchema, options, 'execute options', 'options');
+    if (takeover !== undefined) {
+      refuseTakeoverWith(parsed, takeover, { fence, startOnly, expect, existing });
+      return this.continueTakenOver(parsed, takeover as PendingTakeover);
+    }
     // Without a fence, and with an input the workflow accepts, the caller usually starts a new
     // execution: write seq 0 straight away and read only when it exists (one round trip
     // fewer). Without an input (a supervisor's claim, a recovery) it continues one: fold it
@@ -240,6 +253,22 @@ export class RunLifecycle {
     if (!meets(current, expect)) return current;
     // A queue's claim holds the slot it just took: no need to look it up again.
     return this.continueExecution(current, fence, existing === true);
+  }
+
+  /**
+   * A pending execution the caller took over in its store (`EventStore.takeOverPending`): its
+   * log folded is the re-read right before acting, its fence the takeover's.
+   */
+  private async continueTakenOver(
+    request: ExecuteRequest,
+    takeover: PendingTakeover,
+  ): Promise<ExecutionState> {
+    const current = this.foldLog(takeover.events);
+    if (current === null) throw new ExecutionNotFoundError(request.executionId);
+    if (current.workflow !== request.workflow)
+      throw new ExecutionAlreadyExistsError(request.executionId, current.workflow);
+    if (current.status !== 'pending') return current;
+    return this.continueExecution(current, takeover.fence);
   }
 
   /** The parsed input when `request` names a registered workflow and carries an input it accepts. */
@@ -585,4 +614,31 @@ function meets(state: ExecutionState, expect: ExecuteOptions['expect']): boolean
   return (
     state.status === expect.status && (expect.sequence === undefined || state.sequence === expect.sequence)
   );
+}
+
+/**
+ * A takeover comes alone, for the request's execution, with its whole log: refused with
+ * `InvalidInputError` before anything is written otherwise.
+ */
+function refuseTakeoverWith(
+  request: ExecuteRequest,
+  takeover: { executionId: string; events: readonly { executionId: string; seq: number }[] },
+  others: Record<string, unknown>,
+): void {
+  const issues: { path: string; message: string }[] = [];
+  for (const [name, value] of Object.entries(others))
+    if (value !== undefined) issues.push({ path: name, message: 'must not be given with takeover' });
+  if (takeover.executionId !== request.executionId)
+    issues.push({
+      path: 'takeover.executionId',
+      message: `must be the request's execution "${request.executionId}", got "${takeover.executionId}"`,
+    });
+  takeover.events.forEach((event, i) => {
+    if (event.executionId !== request.executionId || event.seq !== i)
+      issues.push({
+        path: `takeover.events.${i}`,
+        message: `must be seq ${i} of "${request.executionId}", got seq ${event.seq} of "${event.executionId}"`,
+      });
+  });
+  if (issues.length > 0) throw new InvalidInputError('execute options', issues);
 }

@@ -12,7 +12,7 @@ import type { QueueDefinition } from './queues/define-queue.js';
 import type { QueueEnqueueOptions } from './queues/queued-enqueue.js';
 import type { CacheOptions } from './resident-bodies.js';
 import type { ScheduleDefinition } from './schedules/define-schedule.js';
-import type { Stores } from './spi.js';
+import type { PendingTakeover, Stores } from './spi.js';
 import type { AnyWorkflow } from './workflow.js';
 
 /** Options of {@link createRuntime}. */
@@ -146,6 +146,13 @@ export interface ExecuteOptions {
    * run does not look it up again (default: false).
    */
   existing?: boolean;
+  /**
+   * The execution as `EventStore.takeOverPending` returned it to the caller (a supervisor's
+   * batched claim): run it under that fence from that log, without reading the store. When the
+   * log does not fold to a pending execution, resolve with its state and write nothing. Not
+   * with `fence`, `startOnly`, `expect` or `existing` (default: none).
+   */
+  takeover?: PendingTakeover;
 }
 
 /** What `execute` runs: which execution, of which workflow, with which input. */
@@ -196,4 +203,14 @@ export const executeOptionsSchema = z.object({
     .strict()
     .optional(),
   existing: z.boolean().optional(),
+  takeover: z
+    .object({
+      executionId: z.string(),
+      fence: z.number().int().positive(),
+      events: z.array(
+        z.looseObject({ executionId: z.string(), seq: z.number().int().nonnegative(), type: z.string() }),
+      ),
+    })
+    .strict()
+    .optional(),
 });

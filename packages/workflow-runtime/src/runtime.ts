@@ -40,7 +40,7 @@ import { handleOn, isWorkflowDefinition, type UntrustedInput } from './handles.j
 import { assertExecutionId, assertName, newId } from './ids.js';
 import { type ListPage, type ListQuery, listExecutions } from './inspection.js';
 import { DEFAULT_LEASE_TTL_MS, ExecutionLeases } from './leases.js';
-import { loadState, readHistory } from './load-state.js';
+import { foldLog, loadState, readHistory } from './load-state.js';
 import {
   Maintenance,
   type MaintenanceOptions,
@@ -241,6 +241,7 @@ export class Runtime {
       closed: () => this.closed,
       maxResident: maxResidentOf(options.cache),
       loadState: (id, snapshots) => loadState(this.stores, id, this.codec, { snapshots }),
+      foldLog: (events) => foldLog(events, this.codec),
       watchDeadline: (state) => deadlineWatch.watch(state),
     });
     if (maintains) this.startMaintenance(maintenance ?? {});

@@ -57,6 +57,15 @@ export interface ExecutionSummary {
   updatedAt: number;
 }
 
+/** A pending execution taken over by {@link EventStore.takeOverPending}: its new fence and its log. */
+export interface PendingTakeover {
+  executionId: string;
+  /** A fence strictly larger than any returned before for the execution, as `acquireFence` returns. */
+  fence: number;
+  /** Its whole log in seq order, as `read` returns it. */
+  events: StoredEvent[];
+}
+
 /** Filter and paging for {@link EventStore.listExecutions}. */
 export interface ListExecutionsQuery {
   /** Only executions in one of these statuses (default: all). */
@@ -100,6 +109,16 @@ export interface EventStore {
   getExecution(executionId: string): Promise<ExecutionSummary | null>;
   /** Executions ordered by id, filtered and paged. */
   listExecutions(query?: ListExecutionsQuery): Promise<ExecutionPage>;
+  /**
+   * Optional: for each of `executionIds` whose status is `pending`, `acquireFence` and `read`
+   * of its log, in one round trip; the status check and the fence are one atomic step per
+   * execution. One not pending (running, ended, missing) is left as it is, its fence too, and
+   * is not in the result; each id appears once (any order). A writer that appended under an
+   * older fence is fenced out from then on; the log is what was committed when the call began,
+   * and an append that misses a later event is refused at its seq. A caller without it
+   * acquires and reads one execution at a time.
+   */
+  takeOverPending?(executionIds: readonly string[]): Promise<PendingTakeover[]>;
 }
 
 /** A cached fold of an execution's log up to `seq` (L5: a cache, never the truth). */

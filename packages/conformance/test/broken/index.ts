@@ -18,6 +18,7 @@ import { NoAttemptGuardFanOuts, UnseededDispatchFanOuts } from './fan-outs.js';
 import { GlobalSignalIdStore } from './global-signal-ids.js';
 import { NoFenceCheckEventStore } from './no-fence-check.js';
 import { AnyTokenOutbox, BeforeAppendEventStore, EveryAgePruneOutbox } from './outbox.js';
+import { TakeoverAnyStatusEventStore } from './takeover-any-status.js';
 import { RacyBoundInboxStore, UnboundedInboxStore } from './unbounded-inbox.js';
 
 /** Every broken event store, by the name its suite run is registered under. */
@@ -25,6 +26,7 @@ export const brokenEventStores: Record<string, () => EventStore> = {
   'broken-no-fence-check': () => new NoFenceCheckEventStore(),
   'broken-duplicate-seq': () => new DuplicateSeqEventStore(),
   'broken-batch-wide-failure': () => new BatchWideFailureEventStore(),
+  'broken-takeover-any-status': () => new TakeoverAnyStatusEventStore(),
 };
 
 /** Every broken signal store, by the name its suite run is registered under. */

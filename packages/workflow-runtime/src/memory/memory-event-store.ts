@@ -12,6 +12,7 @@ import type {
   ExecutionPage,
   ExecutionSummary,
   ListExecutionsQuery,
+  PendingTakeover,
 } from '../spi.js';
 import type { MemoryOutboxStore } from './memory-outbox-store.js';
 
@@ -86,6 +87,21 @@ export class MemoryEventStore implements EventStore {
     const execution = this.head(executionId);
     execution.fence += 1;
     return execution.fence;
+  }
+
+  async takeOverPending(executionIds: readonly string[]): Promise<PendingTakeover[]> {
+    const taken: PendingTakeover[] = [];
+    for (const executionId of new Set(executionIds)) {
+      const execution = this.executions.get(executionId);
+      if (execution?.status !== 'pending') continue;
+      execution.fence += 1;
+      taken.push({
+        executionId,
+        fence: execution.fence,
+        events: execution.events.map((event) => ({ ...event })),
+      });
+    }
+    return taken;
   }
 
   async currentFence(executionId: string): Promise<number> {
