@@ -204,11 +204,13 @@ export class PostgresFanOutStore implements FanOutStore {
   async seedChunks(seeds: readonly ChunkSeed[], cursor?: SeedCursor): Promise<SeedChunksResult> {
     checkSeedBatch(seeds, cursor);
     seeds.forEach((seed, s) => {
+      // The first input holding U+0000 is named; no name is made for the others (a batch is thousands).
+      const nul = seed.inputs.findIndex(hasNul);
       refuseNul('fanOuts.seedChunks', undefined, {
         [`seeds[${s}].fanOutId`]: seed.fanOutId,
         [`seeds[${s}].shard`]: seed.shard,
         [`seeds[${s}].storeAlias`]: seed.storeAlias,
-        ...Object.fromEntries(seed.inputs.map((input, i) => [`seeds[${s}].inputs[${i}]`, input])),
+        ...(nul < 0 ? {} : { [`seeds[${s}].inputs[${nul}]`]: seed.inputs[nul]! }),
       });
     });
     if (cursor !== undefined && (hasNul(cursor.fanOutId) || hasNul(cursor.token)))

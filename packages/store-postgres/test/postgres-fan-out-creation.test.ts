@@ -1,7 +1,8 @@
 /**
  * Creating a large fan-out on PostgreSQL: the dispatch's chunk-ready messages go to the outbox a
  * bounded number per statement, inside the one dispatch transaction, so the creator never holds
- * (or sends) one statement with every chunk's message in it.
+ * (or sends) one statement with every chunk's message in it; a seed batch names the one input
+ * that holds U+0000 and writes nothing.
  */
 import { defineTask } from '@skein/workflow-runtime';
 import { createFanOut } from '@skein/workflow-runtime/internal';
@@ -9,6 +10,7 @@ import { chunkReadyTopic, INITIAL_WRITE_EPOCH } from '@skein/workflow-runtime/sp
 import pg from 'pg';
 import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
+import { NulInTextError } from '../src/errors.js';
 import { adminQuery, openTestStores, whenPostgres } from './support/pg.js';
 
 const score = defineTask({
@@ -80,5 +82,45 @@ whenPostgres(() => {
       }
     });
 
+    it('a seed batch with U+0000 in one input is refused naming that input, and writes nothing', async () => {
+      const stores = await openTestStores();
+      try {
+        const plan = {
+          fanOutId: 'nul',
+          executionId: 'e-nul',
+          name: 'cases',
+          task: score.name,
+          taskVersion: score.version,
+          chunkSize: 3,
+          shards: ['main'],
+          required: true,
+          maxAttempts: 2,
+        };
+        const { token } = await stores.fanOuts.create(plan, { owner: 'a', now: 1_000, ttlMs: 60_000 });
+        const seed = (chunkId: number, inputs: string[]) => ({
+          fanOutId: 'nul',
+          shard: 'main',
+          chunkId,
+          storeAlias: 'main',
+          firstIndex: chunkId * 3,
+          inputs,
+          writeEpoch: INITIAL_WRITE_EPOCH,
+          maxAttempts: 2,
+          now: 1_000,
+        });
+        const seeds = [seed(0, ['"a"', '"b"', '"c"']), seed(1, ['"d"', '"e\u0000"', '"f"'])];
+        const cursor = { fanOutId: 'nul', token: token!, seededChunks: 2, seededItems: 6 };
+        const refused = stores.fanOuts.seedChunks(seeds, cursor);
+        await expect(refused).rejects.toBeInstanceOf(NulInTextError);
+        await expect(refused).rejects.toMatchObject({
+          field: 'seeds[1].inputs[1]',
+          operation: 'fanOuts.seedChunks',
+        });
+        expect(await stores.fanOuts.get('nul')).toMatchObject({ status: 'creating', seededChunks: 0 });
+        expect(await stores.fanOuts.chunk('nul', 'main', 0)).toBeNull();
+      } finally {
+        await stores.close();
+      }
+    });
   });
 });
