@@ -18,3 +18,16 @@ export const perItem = defineWorkflow({
     return ctx.step('score', () => ({ score: input.i }));
   },
 });
+
+/**
+ * The same work as one child workflow per item: a parent that starts `count` children of
+ * {@link perItem} at once and awaits them all, as a workflow engine's users fan out.
+ */
+export const perItemParent = defineWorkflow({
+  name: 'per-item-parent',
+  input: z.object({ count: z.number().int().min(1) }),
+  async run(ctx, { count }) {
+    const scores = await Promise.all(Array.from({ length: count }, (_, i) => ctx.child(perItem, { i })));
+    return scores.length;
+  },
+});

@@ -2,9 +2,10 @@
  * Fan-out throughput (issue #18): items/s end to end (creation, dispatch, every chunk worked,
  * settled) for a trivial task, chunk size 100, with 1, 2 and 4 worker processes, on SQLite with
  * a StoreTransport and on PostgreSQL with RabbitMQ; against the same work as one execution
- * per item in Skein (SQLite, and PostgreSQL) and one workflow per item in DBOS, in the same run,
- * in interleaved rounds (medians); and the RSS of the process that creates a fan-out, for a
- * small and a large plan.
+ * per item in Skein (SQLite, and PostgreSQL), one child workflow per item (a parent awaiting
+ * its children, PostgreSQL) and one workflow per item in DBOS, in the same run, in interleaved
+ * rounds (medians); and the peak RSS of a process that only creates a fan-out (its own process,
+ * plain `node`, the built packages), for a small and a large plan, on SQLite and PostgreSQL.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -27,7 +28,7 @@ import { withEngine, withTarget } from '../engines/lifecycle.js';
 import { skeinPostgres } from '../engines/skein-postgres.js';
 import { median, nowMs, throughput } from '../measure.js';
 import type { Row } from '../report.js';
-import { perItem, trivial } from './fan-out-task.js';
+import { perItem, perItemParent, trivial } from './fan-out-task.js';
 import { PG_URL } from './postgres-core.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -38,6 +39,8 @@ export interface FanOutSizes {
   items: number;
   workers: readonly number[];
   perItem: number;
+  /** Children of the one-child-workflow-per-item parent (PostgreSQL). */
+  perChild: number;
   /** DBOS's one-workflow-per-item run is slower (its result polling): fewer items. */
   perItemDbos: number;
   memoryItems: readonly number[];
@@ -48,6 +51,7 @@ export const fanOutFullSizes: FanOutSizes = {
   items: 100_000,
   workers: [1, 2, 4],
   perItem: 2_000,
+  perChild: 1_000,
   perItemDbos: 500,
   memoryItems: [10_000, 1_000_000],
   rounds: 3,
@@ -56,6 +60,7 @@ export const fanOutSmokeSizes: FanOutSizes = {
   items: 2_000,
   workers: [1, 2],
   perItem: 100,
+  perChild: 100,
   perItemDbos: 50,
   memoryItems: [1_000, 5_000],
   rounds: 1,
@@ -198,29 +203,54 @@ async function perItemSqlite(count: number): Promise<number> {
   }
 }
 
-/** Peak RSS (MB) of this process while it creates a fan-out of `total` items on SQLite (no workers). */
-async function creatorRss(total: number): Promise<number> {
-  const dir = mkdtempSync(join(tmpdir(), 'skein-bench-fanout-rss-'));
-  const stores = openSqliteStores({ path: join(dir, 'bench.db'), durability: 'normal' });
-  let peak = process.memoryUsage().rss;
-  const sampler = setInterval(() => {
-    peak = Math.max(peak, process.memoryUsage().rss);
-  }, 20);
+/** The same work as one child workflow per item: a parent awaiting `count` children, on PostgreSQL. */
+async function perChildPostgres(count: number): Promise<number> {
+  const schema = `skein_bench_fanout_children_${process.pid}`;
+  const stores = await openPostgresStores({ url: PG_URL, schema, poolSize: 8 });
+  const runtime = createRuntime({ stores, workflows: [perItem, perItemParent] });
   try {
-    await createFanOut({
-      home: stores.fanOuts,
-      shards: { main: stores.fanOuts },
-      plan: planOf(`rss-${total}`),
-      task: trivial,
-      items: source(total),
-      owner: 'bench',
-    });
-    peak = Math.max(peak, process.memoryUsage().rss);
-    return peak / 1024 / 1024;
+    const start = nowMs();
+    const handle = await runtime.start(perItemParent, { count }, { executionId: `parent-${count}` });
+    const done = await handle.result();
+    if (done !== count) throw new Error(`bench: the parent saw ${String(done)} children, not ${count}`);
+    return count / ((nowMs() - start) / 1000);
   } finally {
-    clearInterval(sampler);
+    await runtime.close();
     await stores.close();
-    rmSync(dir, { recursive: true, force: true });
+    await dropSchema(schema);
+  }
+}
+
+/** What the creator child (fan-out-creator.mjs) reports: MB, and the creation's milliseconds. */
+interface CreatorMemory {
+  peakRss: number;
+  loadedRss: number;
+  heapPeak: number;
+  ms: number;
+}
+
+/**
+ * The memory of a process that only creates a fan-out of `total` items (no workers), in its
+ * own process under plain `node` with the built packages, as an application runs it: its peak
+ * RSS (the kernel's), on SQLite or on PostgreSQL.
+ */
+async function creatorMemory(total: number, on: 'sqlite' | 'postgres'): Promise<CreatorMemory> {
+  const schema = `skein_bench_fanout_creator_${process.pid}_${total}`;
+  const script = fileURLToPath(new URL('./fan-out-creator.mjs', import.meta.url));
+  const child = spawn(process.execPath, [script, on, String(total), schema], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  child.stdout!.on('data', (data: Buffer) => {
+    out += data.toString();
+  });
+  try {
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    if (code !== 0) throw new Error(`bench: the fan-out creator exited with ${code}`);
+    return JSON.parse(out.trim().split('\n').at(-1)!) as CreatorMemory;
+  } finally {
+    if (on === 'postgres') await dropSchema(schema);
   }
 }
 
@@ -243,6 +273,7 @@ type Measure = {
 const plural = (workers: number) => `${workers} worker process${workers > 1 ? 'es' : ''}`;
 const PER_ITEM_SQLITE = 'one execution per item, Skein SQLite, 1 process';
 const PER_ITEM_PG = 'one execution per item, Skein PostgreSQL, 1 process';
+const PER_CHILD_PG = 'one child workflow per item, Skein PostgreSQL, 1 process';
 const PER_ITEM_DBOS = 'one workflow per item, DBOS PostgreSQL, 1 process';
 
 /** What the scenario measures, in the order of one round. */
@@ -259,6 +290,11 @@ function measures(sizes: FanOutSizes, postgres: boolean): Measure[] {
       metric: PER_ITEM_PG,
       run: () => perItemEngine(skeinPostgres, sizes.perItem),
       row: baselineRow(`${PER_ITEM_PG} (${sizes.perItem} items, 64 at a time)`),
+    });
+    list.push({
+      metric: PER_CHILD_PG,
+      run: () => perChildPostgres(sizes.perChild),
+      row: baselineRow(`${PER_CHILD_PG} (a parent awaiting ${sizes.perChild} children)`),
     });
     list.push({
       metric: PER_ITEM_DBOS,
@@ -316,16 +352,32 @@ export async function fanOut(sizes: FanOutSizes, pgUp: boolean, amqpUp: boolean)
         unit: 'items/s',
         baseline: { name: PER_ITEM_DBOS, value: medians.get(PER_ITEM_DBOS)! },
       });
+      rows.push({
+        metric: `fan-out PostgreSQL + RabbitMQ, ${plural(workers)}, against one child workflow per item`,
+        value,
+        unit: 'items/s',
+        baseline: { name: PER_CHILD_PG, value: medians.get(PER_CHILD_PG)! },
+      });
     }
-  for (const total of sizes.memoryItems) {
-    const rss = await creatorRss(total);
-    rows.push({
-      metric: `creator peak RSS (the bench process), ${total} items`,
-      value: rss,
-      unit: 'MB',
-      target: '< 200',
-      met: rss < 200,
-    });
-  }
+  for (const on of pgUp ? (['sqlite', 'postgres'] as const) : (['sqlite'] as const))
+    for (const total of sizes.memoryItems) {
+      const memory = await creatorMemory(total, on);
+      const where = `its own process, ${on === 'sqlite' ? 'SQLite' : 'PostgreSQL'}, ${total} items`;
+      rows.push(
+        {
+          metric: `creator peak RSS (${where})`,
+          value: memory.peakRss,
+          unit: 'MB',
+          target: '< 200',
+          met: memory.peakRss < 200,
+        },
+        {
+          metric: `creator RSS before creating (${where}; packages loaded, stores open)`,
+          value: memory.loadedRss,
+          unit: 'MB',
+        },
+        { metric: `creator V8 heap peak (${where})`, value: memory.heapPeak, unit: 'MB' },
+      );
+    }
   return rows;
 }

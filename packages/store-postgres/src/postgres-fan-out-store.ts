@@ -78,6 +78,9 @@ import { writeMessagesQuery } from './outbox-queries.js';
 import { WAKEUP_OUTBOX } from './postgres-outbox-store.js';
 import { channelName } from './wakeups.js';
 
+/** Chunk-ready messages per insert statement of a transaction (a dispatch of 10 000 chunks is 10 statements). */
+const MESSAGES_PER_STATEMENT = 1_000;
+
 /** A new row's insert found it taken: the transaction is run again. */
 class RowTaken extends Error {}
 
@@ -112,8 +115,16 @@ class Tx {
     if (items.length > 0) await this.client.query(updateItemsQuery(chunk.fanOutId, items));
   }
 
-  async writeMessages(messages: readonly OutboxMessage[]): Promise<void> {
-    if (messages.length > 0) await this.client.query(writeMessagesQuery(messages, this.outboxChannel));
+  /** Write `messages` `MESSAGES_PER_STATEMENT` at a time, so a dispatch of many chunks holds one statement's worth. */
+  async writeMessages(messages: Iterable<OutboxMessage>): Promise<void> {
+    let batch: OutboxMessage[] = [];
+    for (const message of messages) {
+      batch.push(message);
+      if (batch.length < MESSAGES_PER_STATEMENT) continue;
+      await this.client.query(writeMessagesQuery(batch, this.outboxChannel));
+      batch = [];
+    }
+    if (batch.length > 0) await this.client.query(writeMessagesQuery(batch, this.outboxChannel));
   }
 }
 
@@ -193,11 +204,13 @@ export class PostgresFanOutStore implements FanOutStore {
   async seedChunks(seeds: readonly ChunkSeed[], cursor?: SeedCursor): Promise<SeedChunksResult> {
     checkSeedBatch(seeds, cursor);
     seeds.forEach((seed, s) => {
+      // The first input holding U+0000 is named; no name is made for the others (a batch is thousands).
+      const nul = seed.inputs.findIndex(hasNul);
       refuseNul('fanOuts.seedChunks', undefined, {
         [`seeds[${s}].fanOutId`]: seed.fanOutId,
         [`seeds[${s}].shard`]: seed.shard,
         [`seeds[${s}].storeAlias`]: seed.storeAlias,
-        ...Object.fromEntries(seed.inputs.map((input, i) => [`seeds[${s}].inputs[${i}]`, input])),
+        ...(nul < 0 ? {} : { [`seeds[${s}].inputs[${nul}]`]: seed.inputs[nul]! }),
       });
     });
     if (cursor !== undefined && (hasNul(cursor.fanOutId) || hasNul(cursor.token)))

@@ -314,7 +314,7 @@ export class SqliteFanOutStore implements FanOutStore {
     for (const item of items) this.q.updateItem.run(item);
   }
 
-  private writeMessages(messages: readonly OutboxMessage[]): void {
+  private writeMessages(messages: Iterable<OutboxMessage>): void {
     for (const message of messages) this.q.outbox(message);
   }
 }

@@ -95,28 +95,28 @@ export function holdsCreation(row: FanOutRecord | null, token: string): row is F
 /**
  * F1: end creation of `row` (creating under the caller's token): its placements and the first
  * messages. Throws `FanOutNotSeededError` unless the cursor covers the plan. Changes `row`.
+ * `messages` is lazy (one chunk-ready message per dispatched chunk, made as it is read), so a
+ * store writes them a batch at a time, in the same transaction, without holding them all.
  */
 export function decideDispatch(
   row: FanOutRecord,
   options: DispatchOptions,
-): { placements: Placement[]; messages: OutboxMessage[] } {
+): { placements: Placement[]; messages: Iterable<OutboxMessage> } {
   const chunks = chunkCount(options.total, row.chunkSize);
   if (row.seededChunks !== chunks || row.seededItems !== options.total)
     throw new FanOutNotSeededError(row.fanOutId, row.seededChunks, chunks, row.seededItems, options.total);
   const window = options.window ?? Number.POSITIVE_INFINITY;
-  const messages: OutboxMessage[] = [];
-  const placements = row.shards.map((shard, position) => {
+  const placements = row.shards.map((shard, position): Placement => {
     const onShard = chunksOnShard(chunks, row.shards.length, position);
-    const placement: Placement = {
-      fanOutId: row.fanOutId,
-      shard,
-      chunks: onShard,
-      writeEpoch: INITIAL_WRITE_EPOCH,
-      dispatched: Math.min(window, onShard),
-    };
-    messages.push(...dispatchMessages(row, placement, position, 0, placement.dispatched, options.now));
-    return placement;
+    const dispatched = Math.min(window, onShard);
+    return { fanOutId: row.fanOutId, shard, chunks: onShard, writeEpoch: INITIAL_WRITE_EPOCH, dispatched };
   });
+  const messages = {
+    *[Symbol.iterator]() {
+      for (const [position, placement] of placements.entries())
+        yield* dispatchMessages(row, placement, position, 0, placement.dispatched, options.now);
+    },
+  };
   row.total = options.total;
   row.status = 'dispatched';
   row.dispatchedAt = options.now;
@@ -136,7 +136,7 @@ export function decideAdvance(
   const position = row.shards.indexOf(placement.shard);
   const to = Math.min(from + count, placement.chunks);
   placement.dispatched = to;
-  return dispatchMessages(row, placement, position, from, to, now);
+  return [...dispatchMessages(row, placement, position, from, to, now)];
 }
 
 /** Whether a stored chunk and its items are exactly what `seed` would write (F2). */
@@ -325,15 +325,15 @@ export function decideRecovery(
   return { recovered: { ...ref, outcome: 'requeued', messageId: message.id }, message };
 }
 
-function dispatchMessages(
+/** The chunk-ready messages of a placement's chunks `from` to `to` (made one at a time, as they are read). */
+function* dispatchMessages(
   row: FanOutRecord,
   placement: Placement,
   position: number,
   from: number,
   to: number,
   now: number,
-): OutboxMessage[] {
-  const messages: OutboxMessage[] = [];
+): Generator<OutboxMessage> {
   for (let k = from; k < to; k += 1) {
     const payload: ChunkReadyPayload = {
       fanOutId: row.fanOutId,
@@ -343,9 +343,8 @@ function dispatchMessages(
       writeEpoch: placement.writeEpoch,
       reason: 'dispatch',
     };
-    messages.push(chunkReadyMessage(payload, now));
+    yield chunkReadyMessage(payload, now);
   }
-  return messages;
 }
 
 /** Open the chunk again at `availableAt`; its next message. */

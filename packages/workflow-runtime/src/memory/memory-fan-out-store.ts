@@ -125,7 +125,7 @@ export class MemoryFanOutStore implements FanOutStore {
     if (!holdsCreation(row, token)) return false;
     const { placements, messages } = decideDispatch(row, options);
     this.ledger.set(fanOutId, placements);
-    this.outbox.insert(messages);
+    this.outbox.insert([...messages]);
     return true;
   }
 
