@@ -265,6 +265,7 @@ export class FanOutWorker {
       return flushing;
     };
     let next = 0;
+    let finished = 0;
     const runner = async () => {
       while (next < claim.items.length && !signal.aborted && ended === undefined) {
         const item = claim.items[next]!;
@@ -290,7 +291,9 @@ export class FanOutWorker {
                 retryAt: taskRetryAt(task, item.attempt, outcome.retryable, key, this.clock()),
               },
         );
-        if (pending.length >= this.batchSize) void flush();
+        finished += 1;
+        // A full batch is written now, unless it is the chunk's last: that one goes with the release.
+        if (pending.length >= this.batchSize && finished < claim.items.length) void flush();
       }
     };
     await Promise.all(Array.from({ length: Math.min(this.parallelism, claim.items.length) }, runner));
