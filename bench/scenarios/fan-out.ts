@@ -87,15 +87,11 @@ const childScript = () =>
 const childFlags = () => (process.env.SKEIN_BENCH_FANOUT_CHILD_FLAGS ?? '').split(' ').filter(Boolean);
 
 function spawnWorker(args: string[]): Promise<ChildProcess> {
-  const child = spawn(
-    process.execPath,
-    [...childFlags(), '--import', 'tsx', childScript(), ...args],
-    {
-      cwd: root,
-      env: { TSX_TSCONFIG_PATH: `${root}tsconfig.json`, ...process.env },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  );
+  const child = spawn(process.execPath, [...childFlags(), '--import', 'tsx', childScript(), ...args], {
+    cwd: root,
+    env: { TSX_TSCONFIG_PATH: `${root}tsconfig.json`, ...process.env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   return new Promise((resolve, reject) => {
     const lines = createInterface({ input: child.stdout! });
     lines.once('line', () => resolve(child));
