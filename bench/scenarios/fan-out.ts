@@ -81,16 +81,22 @@ const planOf = (fanOutId: string): FanOutPlan => ({
 const source = (total: number) => (from: number, limit: number) =>
   Array.from({ length: Math.max(0, Math.min(limit, total - from)) }, (_, k) => ({ i: from + k }));
 
+/**
+ * The worker script: `SKEIN_BENCH_FANOUT_CHILD` names another copy (an older build's, for an
+ * interleaved A/B of the worker path); default this directory's.
+ */
+const childScript = () =>
+  process.env.SKEIN_BENCH_FANOUT_CHILD ?? fileURLToPath(new URL('./fan-out-child.ts', import.meta.url));
+
+/** Node flags of the worker processes, space-separated in `SKEIN_BENCH_FANOUT_CHILD_FLAGS` (e.g. `--cpu-prof`). */
+const childFlags = () => (process.env.SKEIN_BENCH_FANOUT_CHILD_FLAGS ?? '').split(' ').filter(Boolean);
+
 function spawnWorker(args: string[]): Promise<ChildProcess> {
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', fileURLToPath(new URL('./fan-out-child.ts', import.meta.url)), ...args],
-    {
-      cwd: root,
-      env: { TSX_TSCONFIG_PATH: `${root}tsconfig.json`, ...process.env },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  );
+  const child = spawn(process.execPath, [...childFlags(), '--import', 'tsx', childScript(), ...args], {
+    cwd: root,
+    env: { TSX_TSCONFIG_PATH: `${root}tsconfig.json`, ...process.env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   return new Promise((resolve, reject) => {
     const lines = createInterface({ input: child.stdout! });
     lines.once('line', () => resolve(child));
@@ -127,7 +133,7 @@ async function endToEnd(store: FanOutStore, fanOutId: string, total: number): Pr
   return total / ((nowMs() - start) / 1000);
 }
 
-async function onSqlite(total: number, workers: number): Promise<number> {
+export async function onSqlite(total: number, workers: number): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), 'skein-bench-fanout-'));
   const path = join(dir, 'bench.db');
   const stores = openSqliteStores({ path, durability: 'normal' });
@@ -142,7 +148,7 @@ async function onSqlite(total: number, workers: number): Promise<number> {
   }
 }
 
-async function onPostgres(total: number, workers: number): Promise<number> {
+export async function onPostgres(total: number, workers: number): Promise<number> {
   const schema = `skein_bench_fanout_${process.pid}_${workers}`;
   const prefix = `skeinbench.fanout.${process.pid}.${workers}`;
   const stores = await openPostgresStores({ url: PG_URL, schema, poolSize: 8 });

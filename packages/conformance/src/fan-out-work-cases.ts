@@ -119,6 +119,77 @@ export function fanOutWorkCases({ name, open }: FanOutStoreSuiteOptions): void {
     );
 
     it(
+      'F4/F5: a release carries the last results: persisted under the attempt guard, then the chunk released with them counted',
+      run(async ({ fanOuts }) => {
+        await createAndDispatch(fanOuts, planOf('f1'), 6);
+        const first = await claimOf(fanOuts, 'f1', 0, 'w1', 2_000);
+        await fanOuts.recordResults(refOf(first), successes(first).slice(0, 1), 2_100);
+        expect(
+          await fanOuts.releaseChunk(refOf(first), { now: 2_200, results: successes(first).slice(1) }),
+        ).toEqual({ status: 'done' });
+        expect(await fanOuts.chunk('f1', 'main', 0)).toMatchObject({ status: 'done', leaseToken: null });
+        const second = await claimOf(fanOuts, 'f1', 1, 'w1', 2_000);
+        const [a, b] = second.items;
+        // Item 5 has no result yet (the worker is stopping): the chunk is requeued for it.
+        const released = await fanOuts.releaseChunk(refOf(second), {
+          now: 2_300,
+          results: [
+            successes(second)[0]!,
+            {
+              index: b!.index,
+              attemptId: b!.attemptId,
+              attempt: 1,
+              status: 'failed',
+              error: 'flaky',
+              retryAt: 9_000,
+            },
+          ],
+        });
+        expect(released).toMatchObject({ status: 'requeued', availableAt: 2_300 });
+        const items = await fanOuts.items('f1');
+        expect(items.map((item) => [item.index, item.status, item.output, item.error])).toEqual([
+          [0, 'succeeded', JSON.stringify({ index: 0, by: 'w1' }), null],
+          [1, 'succeeded', JSON.stringify({ index: 1, by: 'w1' }), null],
+          [2, 'succeeded', JSON.stringify({ index: 2, by: 'w1' }), null],
+          [a!.index, 'succeeded', JSON.stringify({ index: 3, by: 'w1' }), null],
+          [4, 'retry_scheduled', null, 'flaky'],
+          [5, 'pending', null, null],
+        ]);
+      }),
+    );
+
+    it(
+      'F4: a release whose last results are stale is refused whole and releases nothing',
+      run(async ({ fanOuts }) => {
+        await createAndDispatch(fanOuts, planOf('f1'), 3);
+        const stale = await claimOf(fanOuts, 'f1', 0, 'w1', 2_000);
+        const fresh = await claimOf(fanOuts, 'f1', 0, 'w2', 3_500);
+        const error = await rejectionOf(
+          fanOuts.releaseChunk(refOf(stale), { now: 3_600, results: successes(stale) }),
+        );
+        expect(error).toMatchObject({ name: 'FanOutStaleAttemptError', code: ErrorCodes.FanOutStaleAttempt });
+        const batch = successes(fresh);
+        batch[2] = { ...batch[2]!, attemptId: 'an-old-attempt' };
+        const mixed = await rejectionOf(fanOuts.releaseChunk(refOf(fresh), { now: 3_600, results: batch }));
+        expect(mixed.name).toBe('FanOutStaleAttemptError');
+        const twice = await rejectionOf(
+          fanOuts.releaseChunk(refOf(fresh), { now: 3_600, results: [batch[0]!, batch[0]!] }),
+        );
+        expect(twice.name).toBe('InvalidInputError');
+        expect(await fanOuts.chunk('f1', 'main', 0)).toMatchObject({
+          status: 'leased',
+          workerId: 'w2',
+          leaseToken: fresh.leaseToken,
+        });
+        expect((await fanOuts.counts('f1')).items).toMatchObject({ running: 3, succeeded: 0, pending: 0 });
+        expect(await fanOuts.releaseChunk(refOf(fresh), { now: 3_700, results: successes(fresh) })).toEqual({
+          status: 'done',
+        });
+        expect((await fanOuts.counts('f1')).items.succeeded).toBe(3);
+      }),
+    );
+
+    it(
       'F3/F4: renewing extends the chunk lease and the attempts, so results land after the first expiry',
       run(async ({ fanOuts }) => {
         await createAndDispatch(fanOuts, planOf('f1'), 3);

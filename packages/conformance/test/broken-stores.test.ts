@@ -234,6 +234,13 @@ describe('conformance suites reject broken fan-out stores', () => {
       expect(result.fullName).toMatch(/F4|F6|F8/);
   });
 
+  it('F4/F5: a store that releases before it writes the last results fails the release-with-results cases', () => {
+    expect(failedTitles('broken-fan-out-release-before-results')).toEqual([
+      expect.stringContaining('F4/F5: a release carries the last results'),
+      expect.stringContaining('F4: a release whose last results are stale is refused whole'),
+    ]);
+  });
+
   it('F1: a store that dispatches before every chunk is seeded fails the dispatch case', () => {
     expect(failedTitles('broken-fan-out-unseeded-dispatch')).toEqual([
       expect.stringContaining('F1: dispatch is refused until every chunk is seeded'),

@@ -1,7 +1,7 @@
 /**
  * The PostgreSQL fan-out store's per-chunk calls as one round trip each (ADR 0071, statements in
- * fan-out-hot-queries.ts): a batch of seeds with the cursor, a claim, a batch of results, and the
- * release of a chunk whose items all have a result. When a statement changes nothing, the rows
+ * fan-out-hot-queries.ts): a batch of seeds with the cursor, a claim, a batch of results, the last
+ * batch with the release, and the release of a chunk whose items all have a result. When a statement changes nothing, the rows
  * are read and the shared rule (`decideClaim`, `decideResults`, `sameSeed`) says why, so the
  * answers and errors are those of every other store.
  */
@@ -30,6 +30,7 @@ import {
   moveCursorQuery,
   recordResultsQuery,
   releaseDoneQuery,
+  releaseWithResultsQuery,
   seedBatchQuery,
 } from './fan-out-hot-queries.js';
 import { selectChunkQuery, selectItemRangeQuery } from './fan-out-queries.js';
@@ -123,11 +124,46 @@ export async function resultsInOneStatement(
       else recorded.failed += 1;
     return recorded;
   }
-  // Refused, nothing written: the rule, on the rows as they are now, says why.
+  return refuseResults(db, ref, results, now);
+}
+
+/** A batch was refused, nothing written: the rule, on the rows as they are now, says why. */
+async function refuseResults(
+  db: Database,
+  ref: ChunkClaimRef,
+  results: readonly ItemResult[],
+  now: number,
+): Promise<never> {
   const chunk = await readChunk(db, ref.fanOutId, ref.shard, ref.chunkId);
   const items = new Map((chunk === null ? [] : await readItems(db, chunk)).map((item) => [item.index, item]));
   decideResults(chunk, items, ref, results, now);
-  throw new FanOutStaleAttemptError(ref.fanOutId, ref.chunkId, first.index, 'the attempt changed meanwhile');
+  const index = results[0]?.index ?? 0;
+  throw new FanOutStaleAttemptError(ref.fanOutId, ref.chunkId, index, 'the attempt changed meanwhile');
+}
+
+/**
+ * Persist the claim's last batch and close its chunk in one statement when every item then has
+ * a terminal result: `done` true; false when the batch was written but the chunk is not done
+ * (the caller releases it as usual). A refused batch is refused whole, nothing released, with
+ * the reason `decideResults` gives.
+ */
+export async function resultsAndReleaseDone(
+  db: Database,
+  ref: ChunkClaimRef,
+  results: readonly ItemResult[],
+  now: number,
+): Promise<boolean> {
+  const first = results[0];
+  if (first === undefined) return false;
+  const rows = (
+    await db.query<{ status: ItemRecord['status']; done: number }>(
+      'fanOuts.releaseChunk',
+      releaseWithResultsQuery(ref, results, now),
+    )
+  ).rows;
+  if (rows.length === results.length) return rows[0]!.done === 1;
+  await refuseResults(db, ref, results, now);
+  return false;
 }
 
 /** Close the claim's chunk in one statement when every item has a result; false when that is not the case. */

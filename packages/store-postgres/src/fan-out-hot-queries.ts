@@ -1,7 +1,8 @@
 /**
  * The fan-out calls a large fan-out makes per chunk, each as ONE statement (ADR 0071): seeding a
  * batch of chunks with the creation cursor, claiming a chunk with its items, persisting a batch
- * of results under the attempt guard, and closing a chunk whose items all have a result. Each
+ * of results under the attempt guard, the last batch with the chunk's release, and closing a
+ * chunk whose items all have a result. Each
  * applies the rule of fan-out-rules.ts in SQL (`decideClaim`, `decideResults`, the `done` case of
  * `decideRelease`); when a statement changes nothing, the store reads the rows and lets the
  * shared rule say why (or falls back to its transaction), so refusals are the memory store's.
@@ -138,19 +139,8 @@ FROM c`,
   };
 }
 
-/**
- * `decideResults` as one statement: when the chunk's lease is held and live, and EVERY result
- * names its item's current running attempt (id, number, worker) with a live attempt lease,
- * write them all; otherwise write none. Returns the items' new statuses (no row: refused).
- * The chunk row is locked `FOR SHARE` first: every other call that changes the chunk's items
- * (claim, renewal, release, recovery) holds that row exclusively while it does, so none of them
- * runs meanwhile, and one that committed before changed the chunk row in a way that fails
- * `held` (PostgreSQL re-checks it on the newest version). Items are locked only by the update.
- */
-export function recordResultsQuery(ref: ChunkClaimRef, results: readonly ItemResult[], now: number): Query {
-  return {
-    name: 'skein_fan_out_results_one',
-    text: `
+/** The batch and its guard (see {@link recordResultsQuery}): `r` is the batch when every result is current, else empty. */
+const RESULTS_CTES = `
 WITH u AS (
   SELECT * FROM unnest($6::bigint[], $7::text[], $8::int[], $9::text[], $10::text[], $11::text[], $12::bigint[])
     AS u (item_index, attempt_id, attempt, status, output, error, retry_at)
@@ -170,8 +160,10 @@ ok AS (SELECT h.max_attempts FROM held h WHERE (SELECT count(*) FROM guard) = $1
 r AS (
   SELECT u.*, (u.status = 'failed' AND u.retry_at IS NOT NULL AND t.failures + 1 < ok.max_attempts) AS retry
   FROM u JOIN skein_fan_out_items t ON t.fan_out_id = $1 AND t.item_index = u.item_index CROSS JOIN ok
-)
-UPDATE skein_fan_out_items t SET
+)`;
+
+/** The write of the batch `r` to its items. */
+const RESULTS_UPDATE = `UPDATE skein_fan_out_items t SET
   status = CASE WHEN r.status = 'succeeded' THEN 'succeeded' WHEN r.retry THEN 'retry_scheduled' ELSE 'failed' END,
   failures = t.failures + CASE WHEN r.status = 'succeeded' THEN 0 ELSE 1 END,
   attempt_expires_at = NULL,
@@ -181,24 +173,77 @@ UPDATE skein_fan_out_items t SET
   finished_at = CASE WHEN r.retry THEN t.finished_at ELSE $13 END
 FROM r
 WHERE t.fan_out_id = $1 AND t.item_index = r.item_index AND t.status = 'running' AND t.attempt_id = r.attempt_id
-  AND t.attempt = r.attempt AND t.worker_id = $5
+  AND t.attempt = r.attempt AND t.worker_id = $5`;
+
+function resultsValues(ref: ChunkClaimRef, results: readonly ItemResult[], now: number): unknown[] {
+  return [
+    ref.fanOutId,
+    ref.shard,
+    ref.chunkId,
+    ref.leaseToken,
+    ref.workerId,
+    results.map((r) => r.index),
+    results.map((r) => r.attemptId),
+    results.map((r) => r.attempt),
+    results.map((r) => r.status),
+    results.map((r) => (r.status === 'succeeded' ? r.output : null)),
+    results.map((r) => (r.status === 'failed' ? r.error : null)),
+    results.map((r) => (r.status === 'failed' ? r.retryAt : null)),
+    now,
+    results.length,
+  ];
+}
+
+/**
+ * `decideResults` as one statement: when the chunk's lease is held and live, and EVERY result
+ * names its item's current running attempt (id, number, worker) with a live attempt lease,
+ * write them all; otherwise write none. Returns the items' new statuses (no row: refused).
+ * The chunk row is locked `FOR SHARE` first: every other call that changes the chunk's items
+ * (claim, renewal, release, recovery) holds that row exclusively while it does, so none of them
+ * runs meanwhile, and one that committed before changed the chunk row in a way that fails
+ * `held` (PostgreSQL re-checks it on the newest version). Items are locked only by the update.
+ */
+export function recordResultsQuery(ref: ChunkClaimRef, results: readonly ItemResult[], now: number): Query {
+  return {
+    name: 'skein_fan_out_results_one',
+    text: `${RESULTS_CTES}
+${RESULTS_UPDATE}
 RETURNING t.status`,
-    values: [
-      ref.fanOutId,
-      ref.shard,
-      ref.chunkId,
-      ref.leaseToken,
-      ref.workerId,
-      results.map((r) => r.index),
-      results.map((r) => r.attemptId),
-      results.map((r) => r.attempt),
-      results.map((r) => r.status),
-      results.map((r) => (r.status === 'succeeded' ? r.output : null)),
-      results.map((r) => (r.status === 'failed' ? r.error : null)),
-      results.map((r) => (r.status === 'failed' ? r.retryAt : null)),
-      now,
-      results.length,
-    ],
+    values: resultsValues(ref, results, now),
+  };
+}
+
+/**
+ * `decideResults` and then the `done` case of `decideRelease` as one statement: the batch is
+ * written as by {@link recordResultsQuery}, and the chunk closed in the same statement when
+ * every item of it has a terminal result, counting the batch's new statuses (the statement's
+ * snapshot does not see its own writes). One row per written item, with `done` 1 when the
+ * chunk was closed; no row: refused, nothing written or released.
+ */
+export function releaseWithResultsQuery(
+  ref: ChunkClaimRef,
+  results: readonly ItemResult[],
+  now: number,
+): Query {
+  return {
+    name: 'skein_fan_out_results_release',
+    text: `${RESULTS_CTES},
+w AS (
+${RESULTS_UPDATE}
+  RETURNING t.item_index, t.status
+),
+rel AS (
+  UPDATE skein_fan_out_chunks c SET status = 'done', lease_token = NULL, worker_id = NULL, lease_expires_at = NULL
+  WHERE c.fan_out_id = $1 AND c.shard = $2 AND c.chunk_id = $3 AND c.status = 'leased' AND c.lease_token = $4
+    AND c.worker_id = $5 AND (SELECT count(*) FROM w) = $14
+    AND NOT EXISTS (SELECT 1 FROM w WHERE w.status NOT IN ('succeeded', 'failed'))
+    AND NOT EXISTS (SELECT 1 FROM skein_fan_out_items t WHERE t.fan_out_id = $1 AND t.item_index >= c.first_index
+      AND t.item_index < c.first_index + c.size AND t.status NOT IN ('succeeded', 'failed')
+      AND t.item_index <> ALL ($6::bigint[]))
+  RETURNING 1
+)
+SELECT w.status, (SELECT count(*) FROM rel)::int AS done FROM w`,
+    values: resultsValues(ref, results, now),
   };
 }
 

@@ -53,7 +53,13 @@ import {
 } from '@skein/workflow-runtime/spi';
 import type pg from 'pg';
 import type { Database, Query } from './database.js';
-import { claimInOneStatement, releaseDone, resultsInOneStatement, seedBatch } from './fan-out-hot-path.js';
+import {
+  claimInOneStatement,
+  releaseDone,
+  resultsAndReleaseDone,
+  resultsInOneStatement,
+  seedBatch,
+} from './fan-out-hot-path.js';
 import {
   chunkCountsQuery,
   countsQuery,
@@ -310,33 +316,22 @@ export class PostgresFanOutStore implements FanOutStore {
     results: readonly ItemResult[],
     now: number,
   ): Promise<RecordedResults> {
-    checkItemResults(ref, results);
-    refuseNul(
-      'fanOuts.recordResults',
-      undefined,
-      Object.fromEntries(results.map((r, i) => [`results[${i}]`, r.status === 'succeeded' ? r.output : ''])),
-    );
-    const clean = results.map((r) => (r.status === 'failed' ? { ...r, error: withoutNul(r.error) } : r));
-    if (refHasNul(ref)) {
-      const first = results[0];
-      if (first === undefined) return { succeeded: 0, failed: 0, retryScheduled: 0 };
-      throw new FanOutStaleAttemptError(
-        ref.fanOutId,
-        ref.chunkId,
-        first.index,
-        'the chunk lease is not held',
-      );
-    }
+    const clean = checkedResults('fanOuts.recordResults', ref, results);
+    if (clean.length === 0) return { succeeded: 0, failed: 0, retryScheduled: 0 };
     return resultsInOneStatement(this.db, ref, clean, now);
   }
 
   async releaseChunk(ref: ChunkClaimRef, options: ReleaseChunkOptions): Promise<ReleaseOutcome> {
+    const results = checkedResults('fanOuts.releaseChunk', ref, options.results ?? []);
     if (refHasNul(ref)) return { status: 'lost' };
     const clean =
       options.processingFailure === undefined
         ? options
         : { ...options, processingFailure: withoutNul(options.processingFailure) };
-    if (await releaseDone(this.db, ref)) return { status: 'done' };
+    if (results.length > 0) {
+      // The last batch and, when that closes the chunk, the release: one statement; else the usual release.
+      if (await resultsAndReleaseDone(this.db, ref, results, options.now)) return { status: 'done' };
+    } else if (await releaseDone(this.db, ref)) return { status: 'done' };
     return this.transaction(async (tx) => {
       const chunk = await tx.chunk(ref.fanOutId, ref.shard, ref.chunkId);
       const items = await tx.items(chunk);
@@ -438,4 +433,21 @@ function refHasNul(ref: ChunkClaimRef): boolean {
 /** A diagnostic as `text` can hold it: U+0000 shown as an escape. */
 function withoutNul(text: string): string {
   return text.replaceAll('\u0000', '\\u0000');
+}
+
+/**
+ * A batch of results checked (`InvalidInputError`; a NUL in an output is refused), with NULs
+ * dropped from errors; a stale-attempt error when the claim itself has a NUL (no such lease).
+ */
+function checkedResults(op: string, ref: ChunkClaimRef, results: readonly ItemResult[]): ItemResult[] {
+  checkItemResults(ref, results);
+  refuseNul(
+    op,
+    undefined,
+    Object.fromEntries(results.map((r, i) => [`results[${i}]`, r.status === 'succeeded' ? r.output : ''])),
+  );
+  const first = results[0];
+  if (first !== undefined && refHasNul(ref))
+    throw new FanOutStaleAttemptError(ref.fanOutId, ref.chunkId, first.index, 'the chunk lease is not held');
+  return results.map((r) => (r.status === 'failed' ? { ...r, error: withoutNul(r.error) } : r));
 }

@@ -259,9 +259,13 @@ export class SqliteFanOutStore implements FanOutStore {
   }
 
   async releaseChunk(ref: ChunkClaimRef, options: ReleaseChunkOptions): Promise<ReleaseOutcome> {
+    const results = options.results ?? [];
+    checkItemResults(ref, results);
     return this.tx(() => {
       const chunk = this.chunkOf(ref);
       const items = chunk === null ? [] : this.itemsOf(chunk);
+      if (results.length > 0)
+        decideResults(chunk, new Map(items.map((item) => [item.index, item])), ref, results, options.now);
       const { outcome, message } = decideRelease(chunk, items, ref, options);
       if (outcome.status !== 'lost') this.writeChunk(chunk!, items);
       if (message !== undefined) this.writeMessages([message]);

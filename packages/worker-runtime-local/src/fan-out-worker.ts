@@ -3,9 +3,10 @@
  * serves, claims each chunk by `(fanOutId, shard, chunkId)` with the message's write epoch
  * (F3), runs the chunk's items through their task with bounded parallelism, renews the chunk
  * and attempt leases while it works, persists results in batches under the attempt guard (F4),
- * and releases the chunk (done, waiting for a retry window, requeued, failed; F5). The handler
- * resolves, and the message is acked, only once all of that is persisted: a worker that dies
- * mid-chunk leaves the message unacked and the chunk lease to expire (F8).
+ * and releases the chunk with its last batch of results (done, waiting for a retry window,
+ * requeued, failed; F5). The handler resolves, and the message is acked, only once all of that
+ * is persisted: a worker that dies mid-chunk leaves the message unacked and the chunk lease to
+ * expire (F8).
  */
 import type { Subscription, Transport, TransportMessage } from '@skein/worker-runtime';
 import {
@@ -31,6 +32,7 @@ import {
   type ChunkReadyPayload,
   chunkReadyTopic,
   type ItemResult,
+  type ReleaseOutcome,
 } from '@skein/workflow-runtime/spi';
 
 /** Options of {@link FanOutWorker}. */
@@ -221,26 +223,29 @@ export class FanOutWorker {
         await this.release(store, ref, task);
         return;
       }
-      const failure = await this.runItems(store, ref, claim, task, controller.signal);
-      if (failure === 'lost') {
+      const { ended, last } = await this.runItems(store, ref, claim, task, controller.signal);
+      if (ended === 'lost') {
         this.counts.lost += 1;
         return;
       }
-      await this.release(store, ref, failure);
+      await this.release(store, ref, ended, last);
     } finally {
       clearInterval(renewal);
       this.working.delete(controller);
     }
   }
 
-  /** Run the items with bounded parallelism, flushing results in batches; says how it ended. */
+  /**
+   * Run the items with bounded parallelism, flushing full batches as they fill; says how it
+   * ended, and gives the last batch (not yet persisted) to go with the release.
+   */
   private async runItems(
     store: FanOutStore,
     ref: ChunkClaimRef,
     claim: ChunkClaim,
     task: AnyTask,
     signal: AbortSignal,
-  ): Promise<undefined | string | 'lost'> {
+  ): Promise<{ ended: undefined | string | 'lost'; last: ItemResult[] }> {
     const pending: ItemResult[] = [];
     let flushing: Promise<void> = Promise.resolve();
     let ended: undefined | string | 'lost';
@@ -260,6 +265,7 @@ export class FanOutWorker {
       return flushing;
     };
     let next = 0;
+    let finished = 0;
     const runner = async () => {
       while (next < claim.items.length && !signal.aborted && ended === undefined) {
         const item = claim.items[next]!;
@@ -285,27 +291,31 @@ export class FanOutWorker {
                 retryAt: taskRetryAt(task, item.attempt, outcome.retryable, key, this.clock()),
               },
         );
-        if (pending.length >= this.batchSize) void flush();
+        finished += 1;
+        // A full batch is written now, unless it is the chunk's last: that one goes with the release.
+        if (pending.length >= this.batchSize && finished < claim.items.length) void flush();
       }
     };
     await Promise.all(Array.from({ length: Math.min(this.parallelism, claim.items.length) }, runner));
-    await flush();
-    if (ended === undefined && signal.aborted) {
-      // The lease was lost (a renewal failed) or the worker is stopping: a release tells which.
-      return undefined;
-    }
-    return ended;
+    await flushing;
+    // When the lease was lost (a renewal failed) or the worker is stopping, the release tells which.
+    return { ended, last: ended === undefined ? pending.splice(0) : [] };
   }
 
-  /** Release the chunk; a release that finds the claim gone counts as lost. */
+  /**
+   * Release the chunk with its last results (one call: F4's guard, then F5); a release that
+   * finds the claim gone, or whose results are stale, counts as lost. Results the store cannot
+   * persist for another reason are a processing failure, as a failed flush is.
+   */
   private async release(
     store: FanOutStore,
     ref: ChunkClaimRef,
     processingFailure: string | undefined,
+    results: readonly ItemResult[] = [],
   ): Promise<void> {
     const options =
       processingFailure === undefined
-        ? { now: this.clock() }
+        ? { now: this.clock(), ...(results.length > 0 ? { results } : {}) }
         : {
             now: this.clock(),
             processingFailure,
@@ -313,8 +323,21 @@ export class FanOutWorker {
               ? {}
               : { maxProcessingFailures: this.options.maxProcessingFailures }),
           };
-    const outcome = await store.releaseChunk(ref, options);
+    let outcome: ReleaseOutcome;
+    try {
+      outcome = await store.releaseChunk(ref, options);
+    } catch (error) {
+      if (results.length === 0 || processingFailure !== undefined) throw error;
+      if (error instanceof FanOutStaleAttemptError) {
+        this.counts.lost += 1;
+        return;
+      }
+      this.onError(error, `FanOutWorker: persist results of chunk ${ref.chunkId}`);
+      await this.release(store, ref, describeTaskError(error));
+      return;
+    }
     if (outcome.status === 'lost') this.counts.lost += 1;
+    else this.counts.results += results.length;
   }
 
   /** The task of a fan-out (cached), or why it cannot run here. */

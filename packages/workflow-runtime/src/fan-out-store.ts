@@ -290,6 +290,14 @@ export interface RecordedResults {
 /** Options of {@link FanOutStore.releaseChunk}. */
 export interface ReleaseChunkOptions {
   now: number;
+  /**
+   * The claim's last results (default: none): persisted under the attempt guard (F4) as by
+   * `recordResults` at `now`, before the chunk is released, so the last batch needs no call
+   * of its own (the stores write a batch that closes the chunk and the release in one commit).
+   * A batch `recordResults` would refuse is refused whole with `FanOutStaleAttemptError`, and
+   * then nothing is released.
+   */
+  results?: readonly ItemResult[];
   /** The worker's own failure (not the task's), spending the chunk's processing budget. */
   processingFailure?: string;
   /** Processing failures after which the chunk fails (default: `DEFAULT_MAX_PROCESSING_FAILURES`). */
@@ -425,7 +433,7 @@ export interface FanOutStore {
   renewChunk(claim: ChunkClaimRef, now: number, leaseMs: number): Promise<boolean>;
   /** Persist a batch of results under the attempt guard (F4), or refuse it whole. */
   recordResults(claim: ChunkClaimRef, results: readonly ItemResult[], now: number): Promise<RecordedResults>;
-  /** End a claim (F5): done, waiting for a retry window, requeued, or failed. */
+  /** End a claim (F5), after persisting `options.results` with it: done, waiting for a retry window, requeued, or failed. */
   releaseChunk(claim: ChunkClaimRef, options: ReleaseChunkOptions): Promise<ReleaseOutcome>;
   /** Recover chunks whose lease expired (F8). */
   recoverExpired(options: RecoverExpiredOptions): Promise<RecoveredChunk[]>;

@@ -2,7 +2,9 @@
  * Deliberately broken fan-out tables. `NoAttemptGuardFanOuts` accepts a result from any
  * attempt of any worker (F4 broken: a stale worker overwrites the current attempt).
  * `UnseededDispatchFanOuts` dispatches before every chunk is seeded (F1 broken: chunk-ready
- * messages exist for a plan that is not durable yet). The fan-out suite must reject both.
+ * messages exist for a plan that is not durable yet). `ReleaseBeforeResultsFanOuts` releases
+ * a chunk before it writes the release's last results, and drops a refused batch (F4/F5
+ * broken: results lost, a stale release not refused). The fan-out suite must reject all three.
  */
 import {
   type ChunkClaimRef,
@@ -10,6 +12,8 @@ import {
   type ItemResult,
   MemoryFanOutStore,
   type RecordedResults,
+  type ReleaseChunkOptions,
+  type ReleaseOutcome,
 } from '@skein/workflow-runtime/spi';
 
 /** The memory fan-out tables, except that results are written under whatever attempt is current. */
@@ -46,5 +50,15 @@ export class UnseededDispatchFanOuts extends MemoryFanOutStore {
       await this.recordSeeded(fanOutId, token, Math.ceil(options.total / row.chunkSize), options.total);
     }
     return super.dispatch(fanOutId, token, options);
+  }
+}
+
+/** The memory fan-out tables, except that a release writes its last results after it released (refusals dropped). */
+export class ReleaseBeforeResultsFanOuts extends MemoryFanOutStore {
+  override async releaseChunk(ref: ChunkClaimRef, options: ReleaseChunkOptions): Promise<ReleaseOutcome> {
+    const { results = [], ...rest } = options;
+    const outcome = await super.releaseChunk(ref, rest);
+    await this.recordResults(ref, results, options.now).catch(() => undefined);
+    return outcome;
   }
 }

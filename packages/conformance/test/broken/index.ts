@@ -14,7 +14,7 @@ import {
 import { BatchWideFailureEventStore } from './batch-wide-failure.js';
 import { NoPartitionsQueueStore, PerOwnerLimitQueueStore } from './broken-queues.js';
 import { DuplicateSeqEventStore } from './duplicate-seq.js';
-import { NoAttemptGuardFanOuts, UnseededDispatchFanOuts } from './fan-outs.js';
+import { NoAttemptGuardFanOuts, ReleaseBeforeResultsFanOuts, UnseededDispatchFanOuts } from './fan-outs.js';
 import { GlobalSignalIdStore } from './global-signal-ids.js';
 import { NoFenceCheckEventStore } from './no-fence-check.js';
 import { AnyTokenOutbox, BeforeAppendEventStore, EveryAgePruneOutbox } from './outbox.js';
@@ -95,5 +95,9 @@ export const brokenFanOuts: Record<
   'broken-fan-out-unseeded-dispatch': () => {
     const outbox = new MemoryOutboxStore();
     return { fanOuts: new UnseededDispatchFanOuts(outbox), outbox, close() {} };
+  },
+  'broken-fan-out-release-before-results': () => {
+    const outbox = new MemoryOutboxStore();
+    return { fanOuts: new ReleaseBeforeResultsFanOuts(outbox), outbox, close() {} };
   },
 };

@@ -74,6 +74,43 @@ describe('FanOutWorker on SQLite with StoreTransport', () => {
     expect(summary).toMatchObject({ status: 'complete', succeeded: 1_000, failed: 0, aggregate: 999_000 });
   }, 90_000);
 
+  it('F4: a chunk’s last results go with its release; only the full batches before it are written on their own', async () => {
+    const stores = openFile();
+    // The real store, with its calls' batch sizes noted on the way through.
+    const written: number[] = [];
+    const withRelease: number[] = [];
+    const fanOuts = new Proxy(stores.fanOuts, {
+      get(target, prop, receiver) {
+        const value = Reflect.get(target, prop, receiver);
+        if (prop === 'recordResults')
+          return (ref: never, results: readonly unknown[], now: number) => {
+            written.push(results.length);
+            return target.recordResults(ref, results as never, now);
+          };
+        if (prop === 'releaseChunk')
+          return (ref: never, options: { results?: readonly unknown[] }) => {
+            withRelease.push(options.results?.length ?? 0);
+            return target.releaseChunk(ref, options as never);
+          };
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    await create(stores.fanOuts, { main: stores.fanOuts }, planOf('f1', 10), 20);
+    const worker = workerOn(stores, { home: fanOuts, shards: { main: fanOuts }, batchSize: 5 });
+    await worker.start();
+    await until(() => fanOutSettled('f1', { main: stores.fanOuts }, 20, 10), 30_000, 'both chunks done');
+    expect(written).toEqual([5, 5]);
+    expect(withRelease).toEqual([5, 5]);
+    expect(worker.stats()).toMatchObject({ claimed: 2, results: 20, lost: 0 });
+    const rows = await itemRows('f1', { main: stores.fanOuts });
+    expect(rows.filter((r) => r.status === 'succeeded')).toHaveLength(20);
+    // A chunk as large as the batch: its results and its release are one call.
+    await create(stores.fanOuts, { main: stores.fanOuts }, planOf('f2', 5), 5);
+    await until(() => fanOutSettled('f2', { main: stores.fanOuts }, 5, 5), 30_000, 'f2 done');
+    expect(written).toEqual([5, 5]);
+    expect(withRelease).toEqual([5, 5, 5]);
+  }, 60_000);
+
   it('F5: a flaky item waits for its retry window (no claim meanwhile) and succeeds on attempt 2', async () => {
     const stores = openFile();
     await create(stores.fanOuts, { main: stores.fanOuts }, planOf('f1', 10), 10, (i) =>

@@ -189,6 +189,10 @@ export class MemoryFanOutStore implements FanOutStore {
 
   async releaseChunk(ref: ChunkClaimRef, options: ReleaseChunkOptions): Promise<ReleaseOutcome> {
     const chunk = this.chunkOf(ref);
+    if (options.results !== undefined && options.results.length > 0) {
+      checkItemResults(ref, options.results);
+      decideResults(chunk, this.itemRows.get(ref.fanOutId) ?? new Map(), ref, options.results, options.now);
+    }
     const { outcome, message } = decideRelease(
       chunk,
       chunk === null ? [] : this.itemsOf(chunk),
