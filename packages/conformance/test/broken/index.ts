@@ -17,7 +17,12 @@ import { DuplicateSeqEventStore } from './duplicate-seq.js';
 import { NoAttemptGuardFanOuts, UnseededDispatchFanOuts } from './fan-outs.js';
 import { GlobalSignalIdStore } from './global-signal-ids.js';
 import { NoFenceCheckEventStore } from './no-fence-check.js';
-import { AnyTokenOutbox, BeforeAppendEventStore, EveryAgePruneOutbox } from './outbox.js';
+import {
+  AnyTokenOutbox,
+  BeforeAppendEventStore,
+  EveryAgePruneOutbox,
+  TwoCallPublishAndClaimOutbox,
+} from './outbox.js';
 import { RacyBoundInboxStore, UnboundedInboxStore } from './unbounded-inbox.js';
 
 /** Every broken event store, by the name its suite run is registered under. */
@@ -60,6 +65,10 @@ export const brokenOutboxes: Record<
   },
   'broken-outbox-prunes-retired': () => {
     const outbox = new EveryAgePruneOutbox();
+    return { events: new MemoryEventStore({ outbox }), outbox, close() {} };
+  },
+  'broken-outbox-two-call-publish-and-claim': () => {
+    const outbox = new TwoCallPublishAndClaimOutbox();
     return { events: new MemoryEventStore({ outbox }), outbox, close() {} };
   },
 };
