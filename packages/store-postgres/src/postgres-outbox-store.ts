@@ -16,6 +16,7 @@ import {
   type OutboxDelivery,
   type OutboxMessage,
   type PruneDeliveriesOptions,
+  type PublishedAndClaimed,
   type RescheduleOptions,
   type RescheduleOutcome,
 } from '@skein/workflow-runtime/spi';
@@ -23,12 +24,14 @@ import type { Database } from './database.js';
 import { isUniqueViolation } from './errors.js';
 import { refuseNul } from './nul-text.js';
 import {
+  type ClaimedRow,
   claimQuery,
   type DeliveryRow,
   deliveryOf,
   listDeliveriesQuery,
   pruneQuery,
   publishAllQuery,
+  publishAndClaimQuery,
   renewQuery,
   rescheduleQuery,
   selectDeliveryQuery,
@@ -72,12 +75,31 @@ export class PostgresOutboxStore implements OutboxStore {
     const max = options.maxDeliveryAttempts ?? DEFAULT_MAX_DELIVERY_ATTEMPTS;
     const until = now + options.leaseMs;
     const topics = options.topics === undefined ? null : [...options.topics];
-    const query = claimQuery(now, options.limit, newId(), until, max, topics);
+    const token = newId();
+    const query = claimQuery(now, options.limit, token, until, max, topics);
+    const rows = (await this.db.query<ClaimedRow>('outbox.claim', query)).rows;
+    return rows.map((row) => claimedOf(row, token, until));
+  }
+
+  async markPublishedAllAndClaim(
+    claims: readonly { id: string; token: string }[],
+    options: ClaimDeliveriesOptions,
+  ): Promise<PublishedAndClaimed> {
+    const now = checkClaimOptions(options);
+    const max = options.maxDeliveryAttempts ?? DEFAULT_MAX_DELIVERY_ATTEMPTS;
+    const until = now + options.leaseMs;
+    const topics = options.topics === undefined ? null : [...options.topics];
+    const token = newId();
+    const query = publishAndClaimQuery(claims, now, options.limit, token, until, max, topics);
     const rows = (
-      await this.db.query<DeliveryRow<ClaimedDelivery> & { retiredCount?: number }>('outbox.claim', query)
+      await this.db.query<ClaimedRow & { published: boolean }>('outbox.markPublishedAllAndClaim', query)
     ).rows;
-    for (const row of rows) delete row.retiredCount;
-    return rows.map((row) => deliveryOf<ClaimedDelivery>(row));
+    const claimed: ClaimedDelivery[] = [];
+    const marked = new Set<string>();
+    for (const row of rows)
+      if (row.published) marked.add(row.id);
+      else claimed.push(claimedOf(row, token, until));
+    return { published: claims.map((claim) => marked.has(claim.id)), claimed };
   }
 
   async markPublished(messageId: string, token: string, now: number): Promise<boolean> {
@@ -132,6 +154,25 @@ export class PostgresOutboxStore implements OutboxStore {
     const q = listDeliveriesQuery(query.status ?? null, query.after ?? '', query.limit ?? 100);
     return (await this.db.query<DeliveryRow>('outbox.list', q)).rows.map(deliveryOf);
   }
+}
+
+/** The delivery a claim hands out for a row it took (built whole: no spread per row). */
+function claimedOf(row: ClaimedRow, token: string, until: number): ClaimedDelivery {
+  const claimed: ClaimedDelivery = {
+    id: row.id,
+    topic: row.topic,
+    key: row.key,
+    payload: row.payload,
+    createdAt: row.createdAt,
+    status: 'pending',
+    availableAt: until,
+    attempts: row.attempts,
+    claimToken: token,
+    lastError: row.lastError,
+    settledAt: null,
+  };
+  if (row.headers !== null) claimed.headers = JSON.parse(row.headers) as Record<string, string>;
+  return claimed;
 }
 
 /** Refuse a message whose text holds U+0000 (PostgreSQL `text` cannot store it). */

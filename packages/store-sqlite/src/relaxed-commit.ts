@@ -19,13 +19,16 @@ export function relaxedCommits(
   const level = Number(db.pragma('synchronous', { simple: true }));
   const NORMAL = 1;
   if (!(level > NORMAL)) return (fn) => fn;
+  // Prepared once: `db.pragma` prepares its statement on every call, twice per claim or settlement.
+  const relax = db.prepare(`PRAGMA synchronous = ${NORMAL}`);
+  const restore = db.prepare(`PRAGMA synchronous = ${level}`);
   return (fn) =>
     (...args) => {
-      db.pragma('synchronous = NORMAL');
+      relax.run();
       try {
         return fn(...args);
       } finally {
-        db.pragma(`synchronous = ${level}`);
+        restore.run();
       }
     };
 }

@@ -18,6 +18,7 @@ import {
   type OutboxDelivery,
   type OutboxMessage,
   type PruneDeliveriesOptions,
+  type PublishedAndClaimed,
   type RescheduleOptions,
   type RescheduleOutcome,
   unsettledDiagnostic,
@@ -55,6 +56,11 @@ export class SqliteOutboxStore implements OutboxStore {
   private readonly insert: ReturnType<typeof insertOutboxMessage>;
   private readonly statements;
   private readonly claimTx: (options: ClaimDeliveriesOptions, now: number) => ClaimedDelivery[];
+  private readonly publishAndClaimTx: (
+    claims: readonly { id: string; token: string }[],
+    options: ClaimDeliveriesOptions,
+    now: number,
+  ) => PublishedAndClaimed;
   private readonly writeTx: (messages: readonly OutboxMessage[]) => void;
   private readonly publishTx: (claims: readonly { id: string; token: string }[], now: number) => boolean[];
   private readonly rescheduleTx: (id: string, token: string, options: RescheduleOptions) => RescheduleOutcome;
@@ -79,7 +85,14 @@ export class SqliteOutboxStore implements OutboxStore {
     };
     // Claims and settlements skip the fsync; messages keep the file's durability (relaxed-commit.ts).
     const relaxed = relaxedCommits(db);
-    this.claimTx = relaxed(transaction(db, (options, now) => this.claimNow(options, now)));
+    this.claimTx = relaxed(transaction(db, (options, now) => this.claimNow(options, now, null)));
+    this.publishAndClaimTx = relaxed(
+      transaction(db, (claims, options, now) => {
+        const published = claims.length === 0 ? [] : this.publishNow(claims, now);
+        const heldBy = claims.length === 0 ? null : JSON.stringify([...new Set(claims.map((c) => c.token))]);
+        return { published, claimed: this.claimNow(options, now, heldBy) };
+      }),
+    );
     this.writeTx = transaction(db, (messages) => {
       for (const message of messages) this.insert(message);
     });
@@ -126,6 +139,14 @@ export class SqliteOutboxStore implements OutboxStore {
     return claims.length === 0 ? [] : this.publishTx(claims, now);
   }
 
+  async markPublishedAllAndClaim(
+    claims: readonly { id: string; token: string }[],
+    options: ClaimDeliveriesOptions,
+  ): Promise<PublishedAndClaimed> {
+    const now = checkClaimOptions(options);
+    return this.publishAndClaimTx(claims, options, now);
+  }
+
   async reschedule(messageId: string, token: string, options: RescheduleOptions): Promise<RescheduleOutcome> {
     return this.rescheduleTx(messageId, token, options);
   }
@@ -159,9 +180,10 @@ export class SqliteOutboxStore implements OutboxStore {
 
   /**
    * The claim's transaction: retire what its claimers never settled, claim the rest with one
-   * statement per page, and hand out what the read found (no read-back).
+   * statement per page, and hand out what the read found (no read-back). Deliveries a token of
+   * the JSON array `heldBy` still holds are left alone.
    */
-  private claimNow(options: ClaimDeliveriesOptions, now: number): ClaimedDelivery[] {
+  private claimNow(options: ClaimDeliveriesOptions, now: number, heldBy: string | null): ClaimedDelivery[] {
     const max = options.maxDeliveryAttempts ?? DEFAULT_MAX_DELIVERY_ATTEMPTS;
     const topics = options.topics === undefined ? null : JSON.stringify(options.topics);
     const token = newId();
@@ -169,7 +191,7 @@ export class SqliteOutboxStore implements OutboxStore {
     const claimed: ClaimedDelivery[] = [];
     for (;;) {
       const want = options.limit - claimed.length;
-      const rows = this.statements.available.all({ now, limit: want, topics });
+      const rows = this.statements.available.all({ now, limit: want, topics, heldBy });
       const take: AvailableRow[] = [];
       for (const row of rows) {
         if (row.attempts < max) take.push(row);
@@ -188,8 +210,19 @@ export class SqliteOutboxStore implements OutboxStore {
     return claimed;
   }
 
-  /** Mark published what each token holds, one statement per token (a batch has one). */
+  /**
+   * Mark published what each token holds, one statement per token (a batch has one). When the
+   * statement marked every id it was given, no id needs looking up.
+   */
   private publishNow(claims: readonly { id: string; token: string }[], now: number): boolean[] {
+    const token = claims[0]!.token;
+    if (claims.every((claim) => claim.token === token)) {
+      const ids = claims.map((claim) => claim.id);
+      const marked = this.statements.publish.all({ ids: JSON.stringify(ids), token, now });
+      if (marked.length === claims.length) return claims.map(() => true);
+      const set = new Set(marked);
+      return ids.map((id) => set.has(id));
+    }
     const byToken = new Map<string, string[]>();
     for (const { id, token } of claims) {
       const ids = byToken.get(token);
@@ -198,8 +231,7 @@ export class SqliteOutboxStore implements OutboxStore {
     }
     const marked = new Set<string>();
     for (const [token, ids] of byToken)
-      for (const row of this.statements.publish.all({ ids: JSON.stringify(ids), token, now }))
-        marked.add(row.id);
+      for (const id of this.statements.publish.all({ ids: JSON.stringify(ids), token, now })) marked.add(id);
     return claims.map(({ id }) => marked.has(id));
   }
 
@@ -234,17 +266,21 @@ export function isTakenMessageId(error: unknown): boolean {
   );
 }
 
-/** The delivery a claim hands out for an available row it took. */
+/** The delivery a claim hands out for an available row it took (built whole: no spread per row). */
 function claimedOf(row: AvailableRow, token: string, until: number): ClaimedDelivery {
-  const { headers, ...message } = row;
   const claimed: ClaimedDelivery = {
-    ...message,
+    id: row.id,
+    topic: row.topic,
+    key: row.key,
+    payload: row.payload,
+    createdAt: row.createdAt,
     status: 'pending',
     availableAt: until,
     attempts: row.attempts + 1,
     claimToken: token,
+    lastError: row.lastError,
     settledAt: null,
   };
-  if (headers !== null) claimed.headers = JSON.parse(headers) as Record<string, string>;
+  if (row.headers !== null) claimed.headers = JSON.parse(row.headers) as Record<string, string>;
   return claimed;
 }

@@ -109,6 +109,7 @@ export {
   type OutboxMessage,
   type OutboxStore,
   type PruneDeliveriesOptions,
+  type PublishedAndClaimed,
   type RescheduleOptions,
   type RescheduleOutcome,
   unsettledDiagnostic,
