@@ -192,6 +192,53 @@ async function dropTopology(prefix: string): Promise<void> {
   await connection.close();
 }
 
+/**
+ * The limit PostgreSQL itself allows for a fan-out's writes, with no Skein code and no broker:
+ * per chunk one statement that inserts its 100 results and closes the chunk row, 32 connections
+ * at once (the fewest statements a chunk can cost; a worker writes more). Items/s.
+ */
+async function rawChunkFloor(total: number): Promise<number> {
+  const schema = `bench_floor_${process.pid}`;
+  const connections = 32;
+  const admin = new pg.Client({ connectionString: PG_URL });
+  await admin.connect();
+  const clients: pg.Client[] = [];
+  try {
+    await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE; CREATE SCHEMA ${schema}`);
+    await admin.query(`CREATE TABLE ${schema}.chunks (id int PRIMARY KEY, state text NOT NULL)`);
+    await admin.query(
+      `CREATE TABLE ${schema}.results (idx int PRIMARY KEY, value jsonb NOT NULL, attempt int NOT NULL)`,
+    );
+    const chunks = Math.ceil(total / 100);
+    await admin.query(
+      `INSERT INTO ${schema}.chunks SELECT g, 'running' FROM generate_series(0, ${chunks - 1}) g`,
+    );
+    for (let i = 0; i < connections; i++) {
+      const client = new pg.Client({ connectionString: PG_URL });
+      await client.connect();
+      clients.push(client);
+    }
+    const statement = `WITH r AS (INSERT INTO ${schema}.results SELECT *, 1 FROM unnest($1::int[], $2::jsonb[]))
+      UPDATE ${schema}.chunks SET state = 'done' WHERE id = $3`;
+    let next = 0;
+    const started = nowMs();
+    await Promise.all(
+      clients.map(async (client) => {
+        for (let chunk = next++; chunk < chunks; chunk = next++) {
+          const indexes = Array.from({ length: 100 }, (_, i) => chunk * 100 + i);
+          const values = indexes.map((index) => JSON.stringify({ score: index % 7 }));
+          await client.query(statement, [indexes, values, chunk]);
+        }
+      }),
+    );
+    return (chunks * 100) / ((nowMs() - started) / 1000);
+  } finally {
+    await Promise.all(clients.map((client) => client.end()));
+    await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    await admin.end();
+  }
+}
+
 /** The same work as one execution (one step) per item, in one process on SQLite. */
 async function perItemSqlite(count: number): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), 'skein-bench-peritem-'));
@@ -281,6 +328,7 @@ const PER_ITEM_SQLITE = 'one execution per item, Skein SQLite, 1 process';
 const PER_ITEM_PG = 'one execution per item, Skein PostgreSQL, 1 process';
 const PER_CHILD_PG = 'one child workflow per item, Skein PostgreSQL, 1 process';
 const PER_ITEM_DBOS = 'one workflow per item, DBOS PostgreSQL, 1 process';
+const RAW_FLOOR_PG = 'raw PostgreSQL: one statement per chunk (100 results + the chunk row), 32 connections';
 
 /** What the scenario measures, in the order of one round. */
 function measures(sizes: FanOutSizes, postgres: boolean): Measure[] {
@@ -306,6 +354,18 @@ function measures(sizes: FanOutSizes, postgres: boolean): Measure[] {
       metric: PER_ITEM_DBOS,
       run: () => perItemEngine(dbos, sizes.perItemDbos),
       row: baselineRow(`${PER_ITEM_DBOS} (${sizes.perItemDbos} items, 64 at a time)`),
+    });
+    // The floor, against the one-execution-per-item way: whether 50x is within what
+    // PostgreSQL allows at all for the fan-out's own writes.
+    list.push({
+      metric: RAW_FLOOR_PG,
+      run: () => rawChunkFloor(sizes.items),
+      row: (value, all) => ({
+        metric: `${RAW_FLOOR_PG}, no Skein, no broker (${sizes.items} items)`,
+        value,
+        unit: 'items/s',
+        baseline: { name: PER_ITEM_PG, value: all.get(PER_ITEM_PG)! },
+      }),
     });
   }
   for (const workers of sizes.workers)
