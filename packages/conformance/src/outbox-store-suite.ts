@@ -226,7 +226,7 @@ export function outboxStoreSuite({ name, open }: OutboxStoreSuiteOptions): void 
     );
 
     it(
-      'reschedule gives the delivery back at availableAt with its error',
+      'reschedule gives the delivery back at availableAt with its error, which the next claim hands out',
       run(async ({ outbox }) => {
         const m = message('t', 'k');
         await outbox.write([m]);
@@ -244,7 +244,19 @@ export function outboxStoreSuite({ name, open }: OutboxStoreSuiteOptions): void 
           claimToken: null,
         });
         expect(await outbox.claim(claimOf(4_999))).toEqual([]);
-        expect(await outbox.claim(claimOf(5_000))).toHaveLength(1);
+        const again = await outbox.claim(claimOf(5_000));
+        expect(again).toEqual([
+          {
+            ...m,
+            status: 'pending',
+            availableAt: 6_000,
+            attempts: 2,
+            claimToken: again[0]!.claimToken,
+            lastError: 'broker returned it',
+            settledAt: null,
+          },
+        ]);
+        expect(again[0]!.claimToken).not.toBe(claimed!.claimToken);
       }),
     );
 
