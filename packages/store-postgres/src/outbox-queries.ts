@@ -87,17 +87,39 @@ CROSS JOIN (SELECT count(*) FROM notified) z`,
   };
 }
 
+/** A claimed row as the claim reads it: the message columns, which the claim cannot know without reading. */
+export interface ClaimedRow {
+  id: string;
+  topic: string;
+  key: string;
+  payload: string;
+  createdAt: number;
+  attempts: number;
+  lastError: string | null;
+  headers: string | null;
+}
+
 /**
- * The CTEs of a claim: the pending deliveries available at `$1` (of the topics `$6`, or all
- * when null; not held by a token of `$7`), oldest available first, locked with SKIP LOCKED so
- * concurrent claimers take disjoint rows. Those claimed `$5` times already are retired with
- * their diagnostic; the others get token `$3` and `available_at = $4`.
+ * Retire, then claim: the pending deliveries available at `$1` (of the topics `$6`, or all
+ * when null), oldest available first, locked with SKIP LOCKED so concurrent claimers take
+ * disjoint rows. Those claimed `$5` times already are retired with their diagnostic; the
+ * others get token `$3` and `available_at = $4`. Only the message columns come back, ordered
+ * as the claim took them: status, token, availability and settlement are the claim's own.
  */
-const CLAIM_CTES = `
-picked AS (
+export function claimQuery(
+  now: number,
+  limit: number,
+  token: string,
+  until: number,
+  max: number,
+  topics: readonly string[] | null,
+): Query {
+  return {
+    name: 'skein_outbox_claim',
+    text: `
+WITH picked AS (
   SELECT message_id, attempts, last_error, available_at FROM skein_outbox_deliveries
   WHERE status = 'pending' AND available_at <= $1 AND ($6::text[] IS NULL OR topic = ANY ($6::text[]))
-    AND (claim_token IS NULL OR claim_token <> ALL ($7::text[]))
   ORDER BY available_at, message_id
   LIMIT $2
   FOR UPDATE SKIP LOCKED
@@ -113,84 +135,12 @@ claimed AS (
   UPDATE skein_outbox_deliveries d SET attempts = d.attempts + 1, claim_token = $3, available_at = $4
   FROM picked p WHERE d.message_id = p.message_id AND p.attempts < $5
   RETURNING d.message_id, d.attempts, d.last_error, p.available_at AS was_available_at
-)`;
-
-/**
- * The message columns of a claimed row (what the claim cannot know without reading), ordered
- * as the claim took them. Status, token, availability and settlement are the claim's own.
- */
-function claimedRows(extra = ''): string {
-  return `
+)
 SELECT c.message_id AS id, e.topic, e.key, e.payload, e.created_at AS "createdAt", c.attempts,
-  c.last_error AS "lastError", e.headers, c.was_available_at AS was${extra}
-FROM claimed c JOIN skein_outbox_events e ON e.message_id = c.message_id`;
-}
-
-/** A claimed row as the claim statements read it. */
-export interface ClaimedRow {
-  id: string;
-  topic: string;
-  key: string;
-  payload: string;
-  createdAt: number;
-  attempts: number;
-  lastError: string | null;
-  headers: string | null;
-}
-
-/** Claim with token `token` until `until`; see `CLAIM_CTES`. */
-export function claimQuery(
-  now: number,
-  limit: number,
-  token: string,
-  until: number,
-  max: number,
-  topics: readonly string[] | null,
-): Query {
-  return {
-    name: 'skein_outbox_claim',
-    text: `WITH ${CLAIM_CTES}${claimedRows()}\nORDER BY was, id`,
-    values: [now, limit, token, until, max, topics, []],
-  };
-}
-
-/**
- * Mark `claims` published (`$8` ids, `$9` their tokens) and claim (see `CLAIM_CTES`, not
- * taking what a token of the batch holds: one statement must not change a row twice) in one
- * statement. The claimed rows come first (`published` false), then one row per id it marked.
- */
-export function publishAndClaimQuery(
-  claims: readonly { id: string; token: string }[],
-  now: number,
-  limit: number,
-  token: string,
-  until: number,
-  max: number,
-  topics: readonly string[] | null,
-): Query {
-  return {
-    name: 'skein_outbox_publish_and_claim',
-    text: `
-WITH marked AS (
-  UPDATE skein_outbox_deliveries d SET status = 'published', claim_token = NULL, settled_at = $1
-  FROM unnest($8::text[], $9::text[]) AS m (i, t)
-  WHERE d.message_id = m.i AND d.status = 'pending' AND d.claim_token = m.t RETURNING d.message_id
-),${CLAIM_CTES}
-SELECT * FROM (${claimedRows(', false AS published')}
-UNION ALL
-SELECT message_id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, true FROM marked) r
-ORDER BY published, was, id`,
-    values: [
-      now,
-      limit,
-      token,
-      until,
-      max,
-      topics,
-      [...new Set(claims.map((c) => c.token))],
-      claims.map((c) => c.id),
-      claims.map((c) => c.token),
-    ],
+  c.last_error AS "lastError", e.headers
+FROM claimed c JOIN skein_outbox_events e ON e.message_id = c.message_id
+ORDER BY c.was_available_at, c.message_id`,
+    values: [now, limit, token, until, max, topics],
   };
 }
 

@@ -16,7 +16,6 @@ import {
   type OutboxDelivery,
   type OutboxMessage,
   type PruneDeliveriesOptions,
-  type PublishedAndClaimed,
   type RescheduleOptions,
   type RescheduleOutcome,
 } from '@skein/workflow-runtime/spi';
@@ -31,7 +30,6 @@ import {
   listDeliveriesQuery,
   pruneQuery,
   publishAllQuery,
-  publishAndClaimQuery,
   renewQuery,
   rescheduleQuery,
   selectDeliveryQuery,
@@ -79,27 +77,6 @@ export class PostgresOutboxStore implements OutboxStore {
     const query = claimQuery(now, options.limit, token, until, max, topics);
     const rows = (await this.db.query<ClaimedRow>('outbox.claim', query)).rows;
     return rows.map((row) => claimedOf(row, token, until));
-  }
-
-  async markPublishedAllAndClaim(
-    claims: readonly { id: string; token: string }[],
-    options: ClaimDeliveriesOptions,
-  ): Promise<PublishedAndClaimed> {
-    const now = checkClaimOptions(options);
-    const max = options.maxDeliveryAttempts ?? DEFAULT_MAX_DELIVERY_ATTEMPTS;
-    const until = now + options.leaseMs;
-    const topics = options.topics === undefined ? null : [...options.topics];
-    const token = newId();
-    const query = publishAndClaimQuery(claims, now, options.limit, token, until, max, topics);
-    const rows = (
-      await this.db.query<ClaimedRow & { published: boolean }>('outbox.markPublishedAllAndClaim', query)
-    ).rows;
-    const claimed: ClaimedDelivery[] = [];
-    const marked = new Set<string>();
-    for (const row of rows)
-      if (row.published) marked.add(row.id);
-      else claimed.push(claimedOf(row, token, until));
-    return { published: claims.map((claim) => marked.has(claim.id)), claimed };
   }
 
   async markPublished(messageId: string, token: string, now: number): Promise<boolean> {

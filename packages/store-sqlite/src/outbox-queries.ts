@@ -46,8 +46,7 @@ export type AvailableRow = Pick<
 > & { headers: string | null };
 
 /**
- * Pending deliveries available at `now` (of the JSON array `topics`, and not held by a token of
- * the JSON array `heldBy`, each when not null) with their messages, oldest available first: a claim
+ * Pending deliveries available at `now` with their messages, oldest available first: a claim
  * reads what it hands out here and does not read it back. The walk is the partial index
  * `skein_outbox_deliveries_available` (named: without statistics the planner would take the
  * status index, read and sort every pending delivery with its message on each claim), and the
@@ -55,21 +54,14 @@ export type AvailableRow = Pick<
  */
 export function selectAvailable(
   db: Db,
-): Database.Statement<
-  { now: number; limit: number; topics: string | null; heldBy: string | null },
-  AvailableRow
-> {
-  return db.prepare<
-    { now: number; limit: number; topics: string | null; heldBy: string | null },
-    AvailableRow
-  >(
+): Database.Statement<{ now: number; limit: number; topics: string | null }, AvailableRow> {
+  return db.prepare<{ now: number; limit: number; topics: string | null }, AvailableRow>(
     'SELECT d.message_id AS id, e.topic, e.key, e.payload, e.created_at AS createdAt, d.attempts, ' +
       'd.last_error AS lastError, e.headers FROM (' +
       'SELECT message_id, attempts, last_error, available_at FROM skein_outbox_deliveries ' +
       'INDEXED BY skein_outbox_deliveries_available ' +
       "WHERE status = 'pending' AND available_at <= @now " +
       'AND (@topics IS NULL OR topic IN (SELECT value FROM json_each(@topics))) ' +
-      'AND (@heldBy IS NULL OR claim_token IS NULL OR claim_token NOT IN (SELECT value FROM json_each(@heldBy))) ' +
       'ORDER BY available_at, message_id LIMIT @limit) d ' +
       'JOIN skein_outbox_events e ON e.message_id = d.message_id ORDER BY d.available_at, d.message_id',
   );

@@ -18,7 +18,6 @@ import {
   type OutboxDelivery,
   type OutboxMessage,
   type PruneDeliveriesOptions,
-  type PublishedAndClaimed,
   type RescheduleOptions,
   type RescheduleOutcome,
   unsettledDiagnostic,
@@ -56,11 +55,6 @@ export class SqliteOutboxStore implements OutboxStore {
   private readonly insert: ReturnType<typeof insertOutboxMessage>;
   private readonly statements;
   private readonly claimTx: (options: ClaimDeliveriesOptions, now: number) => ClaimedDelivery[];
-  private readonly publishAndClaimTx: (
-    claims: readonly { id: string; token: string }[],
-    options: ClaimDeliveriesOptions,
-    now: number,
-  ) => PublishedAndClaimed;
   private readonly writeTx: (messages: readonly OutboxMessage[]) => void;
   private readonly publishTx: (claims: readonly { id: string; token: string }[], now: number) => boolean[];
   private readonly rescheduleTx: (id: string, token: string, options: RescheduleOptions) => RescheduleOutcome;
@@ -85,14 +79,7 @@ export class SqliteOutboxStore implements OutboxStore {
     };
     // Claims and settlements skip the fsync; messages keep the file's durability (relaxed-commit.ts).
     const relaxed = relaxedCommits(db);
-    this.claimTx = relaxed(transaction(db, (options, now) => this.claimNow(options, now, null)));
-    this.publishAndClaimTx = relaxed(
-      transaction(db, (claims, options, now) => {
-        const published = claims.length === 0 ? [] : this.publishNow(claims, now);
-        const heldBy = claims.length === 0 ? null : JSON.stringify([...new Set(claims.map((c) => c.token))]);
-        return { published, claimed: this.claimNow(options, now, heldBy) };
-      }),
-    );
+    this.claimTx = relaxed(transaction(db, (options, now) => this.claimNow(options, now)));
     this.writeTx = transaction(db, (messages) => {
       for (const message of messages) this.insert(message);
     });
@@ -139,14 +126,6 @@ export class SqliteOutboxStore implements OutboxStore {
     return claims.length === 0 ? [] : this.publishTx(claims, now);
   }
 
-  async markPublishedAllAndClaim(
-    claims: readonly { id: string; token: string }[],
-    options: ClaimDeliveriesOptions,
-  ): Promise<PublishedAndClaimed> {
-    const now = checkClaimOptions(options);
-    return this.publishAndClaimTx(claims, options, now);
-  }
-
   async reschedule(messageId: string, token: string, options: RescheduleOptions): Promise<RescheduleOutcome> {
     return this.rescheduleTx(messageId, token, options);
   }
@@ -180,10 +159,9 @@ export class SqliteOutboxStore implements OutboxStore {
 
   /**
    * The claim's transaction: retire what its claimers never settled, claim the rest with one
-   * statement per page, and hand out what the read found (no read-back). Deliveries a token of
-   * the JSON array `heldBy` still holds are left alone.
+   * statement per page, and hand out what the read found (no read-back).
    */
-  private claimNow(options: ClaimDeliveriesOptions, now: number, heldBy: string | null): ClaimedDelivery[] {
+  private claimNow(options: ClaimDeliveriesOptions, now: number): ClaimedDelivery[] {
     const max = options.maxDeliveryAttempts ?? DEFAULT_MAX_DELIVERY_ATTEMPTS;
     const topics = options.topics === undefined ? null : JSON.stringify(options.topics);
     const token = newId();
@@ -191,7 +169,7 @@ export class SqliteOutboxStore implements OutboxStore {
     const claimed: ClaimedDelivery[] = [];
     for (;;) {
       const want = options.limit - claimed.length;
-      const rows = this.statements.available.all({ now, limit: want, topics, heldBy });
+      const rows = this.statements.available.all({ now, limit: want, topics });
       const take: AvailableRow[] = [];
       for (const row of rows) {
         if (row.attempts < max) take.push(row);

@@ -109,7 +109,6 @@ export {
   type OutboxMessage,
   type OutboxStore,
   type PruneDeliveriesOptions,
-  type PublishedAndClaimed,
   type RescheduleOptions,
   type RescheduleOutcome,
   unsettledDiagnostic,

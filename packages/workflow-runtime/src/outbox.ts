@@ -82,13 +82,6 @@ export interface ClaimDeliveriesOptions {
   maxDeliveryAttempts?: number;
 }
 
-/** What {@link OutboxStore.markPublishedAllAndClaim} did: one answer per claim, in order, and the new claim. */
-export interface PublishedAndClaimed {
-  /** False where the token was not the delivery's current claim (nothing changed). */
-  published: boolean[];
-  claimed: ClaimedDelivery[];
-}
-
 /** Options of {@link OutboxStore.reschedule}. */
 export interface RescheduleOptions {
   /** Available again at this time (ms since the epoch). */
@@ -157,17 +150,6 @@ export interface OutboxStore {
    * (false where `token` is not the delivery's current claim).
    */
   markPublishedAll(claims: readonly { id: string; token: string }[], now: number): Promise<boolean[]>;
-  /**
-   * `markPublishedAll(claims, now)` and then `claim(options)`, in one transaction (one
-   * statement on PostgreSQL), with `now` = `options.now`: a relay settles one batch and claims
-   * the next with one commit and one round trip. The claim hands out no delivery that a token
-   * of `claims` still holds (a lapsed claim of the batch being settled is not taken back by it).
-   * Options are checked before anything is written.
-   */
-  markPublishedAllAndClaim(
-    claims: readonly { id: string; token: string }[],
-    options: ClaimDeliveriesOptions,
-  ): Promise<PublishedAndClaimed>;
   /** Give a failed attempt back, available at `availableAt`; retired once it reached the attempt bound. */
   reschedule(messageId: string, token: string, options: RescheduleOptions): Promise<RescheduleOutcome>;
   /** Retire a claimed delivery with a diagnostic (it stays readable); false when `token` is not current. */

@@ -17,12 +17,7 @@ import { DuplicateSeqEventStore } from './duplicate-seq.js';
 import { NoAttemptGuardFanOuts, ReleaseBeforeResultsFanOuts, UnseededDispatchFanOuts } from './fan-outs.js';
 import { GlobalSignalIdStore } from './global-signal-ids.js';
 import { NoFenceCheckEventStore } from './no-fence-check.js';
-import {
-  AnyTokenOutbox,
-  BeforeAppendEventStore,
-  EveryAgePruneOutbox,
-  TwoCallPublishAndClaimOutbox,
-} from './outbox.js';
+import { AnyTokenOutbox, BeforeAppendEventStore, EveryAgePruneOutbox } from './outbox.js';
 import { TakeoverAnyStatusEventStore } from './takeover-any-status.js';
 import { RacyBoundInboxStore, UnboundedInboxStore } from './unbounded-inbox.js';
 
@@ -67,10 +62,6 @@ export const brokenOutboxes: Record<
   },
   'broken-outbox-prunes-retired': () => {
     const outbox = new EveryAgePruneOutbox();
-    return { events: new MemoryEventStore({ outbox }), outbox, close() {} };
-  },
-  'broken-outbox-two-call-publish-and-claim': () => {
-    const outbox = new TwoCallPublishAndClaimOutbox();
     return { events: new MemoryEventStore({ outbox }), outbox, close() {} };
   },
 };

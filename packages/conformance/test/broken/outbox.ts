@@ -3,17 +3,14 @@
  * then appends, in two steps (O1 broken: a refused append leaves its messages behind).
  * `AnyTokenOutbox` settles a delivery whatever token the caller holds (a crashed claimer's
  * stale token still marks published). `EveryAgePruneOutbox` prunes retired deliveries too (an
- * operator's diagnostics vanish). `TwoCallPublishAndClaimOutbox` settles and claims in two
- * calls and takes back a lapsed claim of the batch it settles. The outbox suite must reject each.
+ * operator's diagnostics vanish). The outbox suite must reject each.
  */
 import {
   type AppendRequest,
   type AppendResult,
-  type ClaimDeliveriesOptions,
   MemoryEventStore,
   MemoryOutboxStore,
   type PruneDeliveriesOptions,
-  type PublishedAndClaimed,
   type RescheduleOptions,
   type RescheduleOutcome,
 } from '@skein/workflow-runtime/spi';
@@ -70,16 +67,5 @@ export class EveryAgePruneOutbox extends MemoryOutboxStore {
     const shadow = retired.filter((d) => (d.settledAt ?? 0) < options.settledBefore);
     for (const d of shadow) Reflect.get(this, 'deliveries').delete(d.id);
     return shadow.length + (await super.prune(options));
-  }
-}
-
-/** The memory outbox, except that settling and claiming are two calls: a lapsed claim of the settled batch is claimed again. */
-export class TwoCallPublishAndClaimOutbox extends MemoryOutboxStore {
-  override async markPublishedAllAndClaim(
-    claims: readonly { id: string; token: string }[],
-    options: ClaimDeliveriesOptions,
-  ): Promise<PublishedAndClaimed> {
-    const published = await this.markPublishedAll(claims, options.now ?? Date.now());
-    return { published, claimed: await this.claim(options) };
   }
 }

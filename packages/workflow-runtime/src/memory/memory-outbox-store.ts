@@ -14,7 +14,6 @@ import {
   type OutboxMessage,
   type OutboxStore,
   type PruneDeliveriesOptions,
-  type PublishedAndClaimed,
   type RescheduleOptions,
   type RescheduleOutcome,
   unsettledDiagnostic,
@@ -58,37 +57,11 @@ export class MemoryOutboxStore implements OutboxStore {
   }
 
   async claim(options: ClaimDeliveriesOptions): Promise<ClaimedDelivery[]> {
-    return this.claimNow(options, checkClaimOptions(options), new Set());
-  }
-
-  async markPublished(messageId: string, token: string, now: number): Promise<boolean> {
-    return this.publishNow(messageId, token, now);
-  }
-
-  async markPublishedAll(claims: readonly { id: string; token: string }[], now: number): Promise<boolean[]> {
-    return claims.map(({ id, token }) => this.publishNow(id, token, now));
-  }
-
-  async markPublishedAllAndClaim(
-    claims: readonly { id: string; token: string }[],
-    options: ClaimDeliveriesOptions,
-  ): Promise<PublishedAndClaimed> {
     const now = checkClaimOptions(options);
-    const published = claims.map(({ id, token }) => this.publishNow(id, token, now));
-    return { published, claimed: this.claimNow(options, now, new Set(claims.map((c) => c.token))) };
-  }
-
-  /** Claim what is available at `now`, except deliveries one of `heldBy` still holds. */
-  private claimNow(
-    options: ClaimDeliveriesOptions,
-    now: number,
-    heldBy: ReadonlySet<string>,
-  ): ClaimedDelivery[] {
     const max = options.maxDeliveryAttempts ?? DEFAULT_MAX_DELIVERY_ATTEMPTS;
     const topics = options.topics === undefined ? undefined : new Set(options.topics);
     const available = [...this.deliveries.values()]
       .filter((row) => row.status === 'pending' && row.availableAt <= now)
-      .filter((row) => row.claimToken === null || !heldBy.has(row.claimToken))
       .filter((row) => topics === undefined || topics.has(row.topic))
       .sort((a, b) => a.availableAt - b.availableAt || compare(a.id, b.id));
     const token = newId();
@@ -107,11 +80,17 @@ export class MemoryOutboxStore implements OutboxStore {
     return claimed;
   }
 
-  private publishNow(messageId: string, token: string, now: number): boolean {
+  async markPublished(messageId: string, token: string, now: number): Promise<boolean> {
     const row = this.current(messageId, token);
     if (row === undefined) return false;
     settle(row, 'published', now, row.lastError);
     return true;
+  }
+
+  async markPublishedAll(claims: readonly { id: string; token: string }[], now: number): Promise<boolean[]> {
+    const answers: boolean[] = [];
+    for (const { id, token } of claims) answers.push(await this.markPublished(id, token, now));
+    return answers;
   }
 
   async reschedule(messageId: string, token: string, options: RescheduleOptions): Promise<RescheduleOutcome> {
