@@ -64,12 +64,13 @@ async function dropTopology(prefix: string, topics: readonly string[]): Promise<
 
 /**
  * Raw rabbitmq-client: persistent, mandatory publishes with confirms on one channel, `window`
- * in flight at a time, to a durable exchange and a quorum queue declared once, outside the
- * clock (as the relay's topology is).
+ * in flight at a time, on a socket with Nagle's algorithm off (as the transport's), to a
+ * durable exchange and a quorum queue declared once, outside the clock (as the relay's
+ * topology is).
  */
 async function rawPublisher() {
   const prefix = prefixOf('raw');
-  const connection = new Connection({ url: AMQP_URL });
+  const connection = new Connection({ url: AMQP_URL, noDelay: true });
   const queue = `${prefix}.${TOPIC}`;
   const publisher = connection.createPublisher({
     confirm: true,

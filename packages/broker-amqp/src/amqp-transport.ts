@@ -124,6 +124,9 @@ export class AmqpTransport implements Transport {
     const connection = new Connection({
       url: resolved.url,
       connectionName: resolved.connectionName,
+      // Frames leave at once: with Nagle's algorithm a lone small frame (a publish, an ack)
+      // waits for the peer's delayed ACK, ~40 ms on Linux.
+      noDelay: true,
       retryLow: resolved.reconnect?.stepMs ?? 200,
       retryHigh: resolved.reconnect?.maxMs ?? 5_000,
       acquireTimeout: resolved.connectTimeoutMs,
