@@ -8,19 +8,14 @@ import { Supervisor } from '@skein/worker-runtime-local';
 import { defineQueue, defineWorkflow, type QueueDefinition, type Stores } from '@skein/workflow-runtime';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { slotGauge, suspendingWorkflows } from './support/slot-gauge.js';
 import { harness, until } from './support/sqlite.js';
 
 const h = harness();
 
 /** Steps of the queue's executions running right now, and the most seen at once. */
-const gauge = { now: 0, max: 0 };
-
-async function measured(ms: number): Promise<void> {
-  gauge.now += 1;
-  gauge.max = Math.max(gauge.max, gauge.now);
-  await new Promise((resolve) => setTimeout(resolve, ms));
-  gauge.now -= 1;
-}
+const gauge = slotGauge();
+const { measured } = gauge;
 
 /** Holds the slot for `ms` in one step. */
 const hog = defineWorkflow({
@@ -32,30 +27,7 @@ const hog = defineWorkflow({
   },
 });
 
-/** A step, a sleep, a step. */
-const napper = defineWorkflow({
-  name: 'napper',
-  input: z.object({ ms: z.number() }),
-  async run(ctx, input) {
-    await ctx.step('before', () => measured(5));
-    await ctx.sleep('nap', input.ms);
-    await ctx.step('after', () => measured(5));
-    return 'napper';
-  },
-});
-
-/** A step, a wait for signal `go`, a step. */
-const waiter = defineWorkflow({
-  name: 'waiter',
-  input: z.object({}),
-  signals: { go: z.literal(true) },
-  async run(ctx) {
-    await ctx.step('before', () => measured(5));
-    await ctx.waitForSignal('go', { schema: z.literal(true) });
-    await ctx.step('after', () => measured(5));
-    return 'waiter';
-  },
-});
+const { napper, waiter } = suspendingWorkflows(measured, 5);
 
 const workflows = [hog, napper, waiter];
 
@@ -82,8 +54,7 @@ async function recordedAt(stores: Stores, executionId: string, type: string, nam
 
 describe('resumed executions of a queue retake a slot', () => {
   it('after its sleep, an execution waits while another holds the only slot (two runtimes)', async () => {
-    gauge.now = 0;
-    gauge.max = 0;
+    gauge.reset();
     const db = h.db();
     const q = defineQueue({ name: 'one', concurrency: 1 });
     const a = node(db.stores, [q]);
@@ -109,8 +80,7 @@ describe('resumed executions of a queue retake a slot', () => {
   });
 
   it('a signal sent from the other runtime queues the waiter; it resumes once the slot is free', async () => {
-    gauge.now = 0;
-    gauge.max = 0;
+    gauge.reset();
     const db = h.db();
     const q = defineQueue({ name: 'one', concurrency: 1 });
     const a = node(db.stores, [q]);

@@ -11,49 +11,15 @@ import { defineQueue, defineWorkflow, type QueueDefinition, type Stores } from '
 import type { QueueItem } from '@skein/workflow-runtime/spi';
 import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
+import { slotGauge, suspendingWorkflows } from './support/slot-gauge.js';
 import { harness, until } from './support/sqlite.js';
 
 const h = harness();
 
 /** Steps of the queue's executions running right now, and the most seen at once. */
-const gauge = { now: 0, max: 0 };
-
-function resetGauge(): void {
-  gauge.now = 0;
-  gauge.max = 0;
-}
-
-async function measured(ms: number): Promise<void> {
-  gauge.now += 1;
-  gauge.max = Math.max(gauge.max, gauge.now);
-  await new Promise((resolve) => setTimeout(resolve, ms));
-  gauge.now -= 1;
-}
-
-/** A step, a sleep, a step. */
-const napper = defineWorkflow({
-  name: 'napper',
-  input: z.object({ ms: z.number() }),
-  async run(ctx, input) {
-    await ctx.step('before', () => measured(5));
-    await ctx.sleep('nap', input.ms);
-    await ctx.step('after', () => measured(40));
-    return 'napper';
-  },
-});
-
-/** A step, a wait for signal `go`, a step. */
-const waiter = defineWorkflow({
-  name: 'waiter',
-  input: z.object({}),
-  signals: { go: z.literal(true) },
-  async run(ctx) {
-    await ctx.step('before', () => measured(5));
-    await ctx.waitForSignal('go', { schema: z.literal(true) });
-    await ctx.step('after', () => measured(40));
-    return 'waiter';
-  },
-});
+const gauge = slotGauge();
+const { measured } = gauge;
+const { napper, waiter } = suspendingWorkflows(measured, 40);
 
 /** Fails its one attempt while `flaky.broken`; a `runtime.resume` then runs it again. */
 const flaky = { broken: true };
@@ -111,7 +77,7 @@ function node(stores: Stores, queues: QueueDefinition[], supervised = true) {
 
 describe('every run of a queue execution holds a slot', () => {
   it('resumed at once from a runtime that registers no queues: never more than one running, all finish', async () => {
-    resetGauge();
+    gauge.reset();
     const db = h.db();
     const q = defineQueue({ name: 'one', concurrency: 1 });
     const a = node(db.stores, [q]);
@@ -156,7 +122,7 @@ describe('every run of a queue execution holds a slot', () => {
   });
 
   it('runtime.resume of failed executions of a queue: they go back to the queue and run one at a time', async () => {
-    resetGauge();
+    gauge.reset();
     flaky.broken = true;
     const db = h.db();
     const q = defineQueue({ name: 'one', concurrency: 1 });
@@ -172,7 +138,7 @@ describe('every run of a queue execution holds a slot', () => {
       }, 10_000);
       for (const id of ids) expect(await db.stores.queues?.get(id)).toBeNull();
       flaky.broken = false;
-      resetGauge();
+      gauge.reset();
       await Promise.all(ids.map((id) => b.runtime.resume(id, { reason: 'service back' })));
       // Each one is back in its queue (its item written again from seq 0), none run by b.
       await until(async () => {
@@ -188,7 +154,7 @@ describe('every run of a queue execution holds a slot', () => {
   });
 
   it('a continue-as-new successor stays in its queue and partition: the chains never run two at once', async () => {
-    resetGauge();
+    gauge.reset();
     const db = h.db();
     const q = defineQueue({ name: 'one', concurrency: 1, priority: true });
     const a = node(db.stores, [q]);
