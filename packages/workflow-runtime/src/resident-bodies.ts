@@ -55,11 +55,12 @@ export interface Resident {
 export class ResidentBodies {
   private readonly entries = new Map<string, Resident>();
   /**
-   * Runs going on now, each with a promise that settles once it was kept (or not): a run that
-   * is writing its suspension lands in the cache moments later, and {@link state} waits for
-   * that rather than folding the log.
+   * Runs going on now, by execution: a run that is writing its suspension lands in the cache
+   * moments later, and {@link state} waits for that rather than folding the log.
    */
-  private readonly landing = new Map<string, { run: ExecutionRun; kept: Promise<void> }>();
+  private readonly landing = new Map<string, ExecutionRun>();
+  /** Callers of {@link state} waiting for a run to land (only while one waits). */
+  private readonly waiters = new Map<ExecutionRun, (() => void)[]>();
 
   constructor(
     readonly maxResident: number,
@@ -84,24 +85,45 @@ export class ResidentBodies {
   }
 
   /**
-   * Keep `run` when it suspended cleanly; `after` settles once its after-run work is done
-   * (a resume waits for it: that work reads the run's arrays of fired timers and signals).
+   * Keep `run` when it suspended cleanly. Returns, when it was kept, the function to call once
+   * its after-run work is done (a resume waits for that: the work reads the run's arrays of
+   * fired timers and signals).
    */
-  keepSuspended(run: ExecutionRun, outcome: RunOutcome, after: Promise<unknown>): void {
-    if (outcome.kind !== 'suspended' || this.maxResident === 0 || !run.resumable) return;
-    this.keep({ run, state: outcome.state, afterWork: after.then(noop, noop) });
+  keepSuspended(run: ExecutionRun, outcome: RunOutcome): (() => void) | undefined {
+    if (outcome.kind !== 'suspended' || this.maxResident === 0 || !run.resumable) return undefined;
+    let done!: () => void;
+    const afterWork = new Promise<void>((resolve) => {
+      done = resolve;
+    });
+    this.keep({ run, state: outcome.state, afterWork });
+    return done;
   }
 
   /**
-   * `run` goes on now; `kept` settles once {@link keepSuspended} was called for it (or the run
-   * failed). Until then a caller of {@link state} waits for it when the run is suspending.
+   * `run` goes on now; until {@link landed} is called for it (once it was kept, or not, or it
+   * failed), a caller of {@link state} waits for it when the run is suspending.
    */
-  running(run: ExecutionRun, kept: Promise<void>): void {
+  running(run: ExecutionRun): void {
     if (this.maxResident === 0) return;
-    const entry = { run, kept };
-    this.landing.set(run.executionId, entry);
-    kept.then(() => {
-      if (this.landing.get(run.executionId) === entry) this.landing.delete(run.executionId);
+    this.landing.set(run.executionId, run);
+  }
+
+  /** `run` (of {@link running}) was kept or will not be. */
+  landed(run: ExecutionRun): void {
+    if (this.maxResident === 0) return;
+    if (this.landing.get(run.executionId) === run) this.landing.delete(run.executionId);
+    const waiting = this.waiters.get(run);
+    if (waiting === undefined) return;
+    this.waiters.delete(run);
+    for (const wake of waiting) wake();
+  }
+
+  /** Resolves once `run` has landed. */
+  private untilLanded(run: ExecutionRun): Promise<void> {
+    return new Promise((resolve) => {
+      const waiting = this.waiters.get(run);
+      if (waiting === undefined) this.waiters.set(run, [resolve]);
+      else waiting.push(resolve);
     });
   }
 
@@ -125,8 +147,8 @@ export class ResidentBodies {
     let resident = this.entries.get(executionId);
     if (resident === undefined) {
       const landing = this.landing.get(executionId);
-      if (landing === undefined || !landing.run.suspending) return undefined;
-      await landing.kept;
+      if (landing === undefined || !landing.suspending) return undefined;
+      await this.untilLanded(landing);
       resident = this.entries.get(executionId);
       if (resident === undefined) return undefined;
     }
@@ -165,8 +187,6 @@ export class ResidentBodies {
     this.landing.clear();
   }
 }
-
-function noop(): void {}
 
 /**
  * True when the log of `resident`'s execution is still exactly the one it suspended on: the

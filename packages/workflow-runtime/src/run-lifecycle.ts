@@ -24,13 +24,13 @@ import {
   type StartedPayload,
   type StoredEvent,
 } from './events.js';
-import { ExecutionRun, type RunOutcome } from './execution-run.js';
+import { ExecutionRun, type RunHost, type RunOutcome } from './execution-run.js';
 import type { FanOutCallDeps } from './fan-out-call.js';
 import type { ExecutionState } from './fold.js';
 import { newId } from './ids.js';
 import type { ExecutionLeases } from './leases.js';
 import { saveSnapshot } from './load-state.js';
-import { LogWriter } from './log-writer.js';
+import { LogWriter, type LogWriterOptions } from './log-writer.js';
 import type { Observers } from './observers.js';
 import { EXECUTION_PENDING_TOPIC, type ExecutionPendingPayload, type OutboxMessage } from './outbox.js';
 import { type OutboxHeadersHook, outboxHeadersOf } from './outbox-headers.js';
@@ -46,6 +46,7 @@ import { type Resident, ResidentBodies } from './resident-bodies.js';
 import { lostResumeRace, resumeFence } from './resume-fence.js';
 import { afterFeatureRun, hasFeatureWork } from './resume-on-arrival.js';
 import type { RunFeatures } from './run-internals.js';
+import { RunningBodies } from './running-bodies.js';
 import { type ExecuteOptions, type ExecuteRequest, executeOptionsSchema } from './runtime-options.js';
 import type { FeatureDeps, TakeoverEvent } from './signal-child-deps.js';
 import type { PendingTakeover, Stores, Timer } from './spi.js';
@@ -132,7 +133,7 @@ export class RunLifecycle {
   /** Runs in progress in this runtime, by execution, until their after-run work is done. */
   readonly active = new Map<string, Promise<RunOutcome>>();
   /** Runs whose body is in progress here, by execution (runs of one id may overlap). */
-  readonly bodies = new Map<string, Set<ExecutionRun>>();
+  readonly bodies = new RunningBodies<ExecutionRun>();
   /** Bodies that suspended here, kept to resume in memory (resident-bodies.ts, adr/0068). */
   readonly resident: ResidentBodies;
   private readonly stores: Stores;
@@ -158,6 +159,12 @@ export class RunLifecycle {
   private readonly loadState: (executionId: string, snapshots?: boolean) => Promise<ExecutionState | null>;
   private readonly foldLog: (events: readonly StoredEvent[]) => ExecutionState | null;
   private readonly watchDeadline: (state: ExecutionState) => () => void;
+  /** What every run of this runtime is given (one object, not one per run). */
+  private readonly runHost: RunHost;
+  /** Saves a snapshot after a durable append, every `snapshotEvery` events; undefined when off. */
+  private readonly onDurable: LogWriterOptions['onDurable'];
+  /** Tells the observers of each durable append; undefined without observers. */
+  private readonly onAppended: LogWriterOptions['onAppended'];
 
   constructor(deps: RunLifecycleDeps) {
     this.stores = deps.stores;
@@ -184,6 +191,19 @@ export class RunLifecycle {
     this.foldLog = deps.foldLog;
     this.watchDeadline = deps.watchDeadline;
     this.resident = new ResidentBodies(deps.maxResident, deps.stores.events);
+    this.runHost = {
+      clock: this.clock,
+      scheduleTimers: (timers) => this.scheduleTimers(timers),
+      features: this.runFeatures,
+      destinations: this.destinations,
+      fanOut: this.fanOut,
+    };
+    const every = this.snapshotEvery;
+    this.onDurable =
+      every > 0
+        ? (durable, fromSeq) => saveSnapshot(this.stores.snapshots, durable, fromSeq, every, this.onError)
+        : undefined;
+    this.onAppended = this.observers === undefined ? undefined : this.observers.appended.bind(this.observers);
   }
 
   /** `execute` of a parsed request (the maintenance's own takeovers come straight here). */
@@ -293,7 +313,7 @@ export class RunLifecycle {
       try {
         const fence =
           given ?? (attempt === 1 ? BOOTSTRAP_FENCE : await this.stores.events.acquireFence(executionId));
-        return await this.bootstrap(definition, executionId, input, { ...how, fence });
+        return await this.bootstrap(definition, executionId, input, how, fence);
       } catch (error) {
         // A caller's fence is the caller's to retry (a dispatcher allocates a new one).
         if (!(error instanceof StartFencedOutError) || attempt >= START_RETRIES || given !== undefined)
@@ -313,17 +333,10 @@ export class RunLifecycle {
     definition: AnyWorkflow,
     executionId: string,
     rawInput: unknown,
-    {
-      run,
-      fence,
-      parentId,
-      queue,
-      continuedFrom,
-      deadline,
-      signals,
-      inputParsed,
-    }: BootstrapOptions & { fence: number },
+    how: BootstrapOptions,
+    fence: number,
   ): Promise<Bootstrapped> {
+    const { run, parentId, queue, continuedFrom, deadline, signals, inputParsed } = how;
     const input =
       inputParsed === true
         ? rawInput
@@ -438,13 +451,10 @@ export class RunLifecycle {
     for (const event of events) writer.record(event.type, event.payload, 'takeover');
     // Durable at once, so nothing that reads the log meanwhile still sees it suspended.
     writer.flush().catch(() => undefined); // the same failure reaches the run's next flush
-    return { outcome: this.launch(definition, writer, resident), firstAppend: writer.firstAppend };
-  }
-
-  private bodyEnded(executionId: string, run: ExecutionRun): void {
-    const runs = this.bodies.get(executionId);
-    runs?.delete(run);
-    if (runs?.size === 0) this.bodies.delete(executionId);
+    const outcome = this.launch(definition, writer, resident);
+    // Its callers attach their own handlers, some only after awaiting the first append.
+    outcome.catch(() => undefined);
+    return { outcome, firstAppend: writer.firstAppend };
   }
 
   /**
@@ -452,58 +462,65 @@ export class RunLifecycle {
    * `result()` and `close()` can wait for it.
    */
   private launch(definition: AnyWorkflow, writer: LogWriter, resident?: Resident): Promise<RunOutcome> {
-    const run =
-      resident?.run ??
-      new ExecutionRun(
-        {
-          clock: this.clock,
-          scheduleTimers: (timers) => this.scheduleTimers(timers),
-          features: this.runFeatures,
-          destinations: this.destinations,
-          fanOut: this.fanOut,
-        },
-        definition,
-        writer,
-      );
+    const run = resident?.run ?? new ExecutionRun(this.runHost, definition, writer);
     const executionId = run.executionId;
-    const releaseLease = this.leases?.hold(executionId, writer.fence, writer.firstAppend);
+    const lease = this.leases?.hold(executionId, writer.fence, writer.firstAppend);
     // Counted while the body runs (not during afterRun): a wake-up skips such a run, which
     // reads the inbox itself or re-checks after suspending (resume-on-arrival.ts).
-    const runs = this.bodies.get(executionId) ?? new Set<ExecutionRun>();
-    runs.add(run);
-    this.bodies.set(executionId, runs);
+    this.bodies.add(run);
     // A resident body goes on once the work after its suspension is done (it reads its arrays).
     const running = resident === undefined ? run.run() : resident.afterWork.then(() => run.resume(writer));
-    let landed!: () => void;
-    this.resident.running(run, new Promise<void>((resolve) => (landed = resolve)));
-    const ran = running.then(
-      async (result) => {
-        if (!this.closed()) this.resident.keepSuspended(run, result, ran);
-        landed();
-        // A suspended run of a queue gives its slot back before anything here can resume it
-        // (a wake-up timer, a signal's re-check; they wait while the body counts as running).
-        if (result.kind === 'suspended') await this.releaseSlot(result.state);
-        this.bodyEnded(executionId, run);
-        await this.afterRun(executionId, run, result);
-        if (hasFeatureWork(definition, run, result))
-          await afterFeatureRun(this.features, definition, run, result);
-        return result;
-      },
-      async (error: unknown) => {
-        landed();
-        this.bodyEnded(executionId, run);
-        await this.noteBlockage(executionId, writer, error);
-        throw error;
-      },
-    );
+    this.resident.running(run);
     const unwatch = this.watchDeadline(writer.state!);
-    const outcome = (releaseLease === undefined ? ran : ran.finally(releaseLease)).finally(unwatch);
-    this.active.set(executionId, outcome);
-    const forget = () => {
-      if (this.active.get(executionId) === outcome) this.active.delete(executionId);
+    // One async function per run waits for the body and does everything after it: fewer
+    // promises and closures than a chain of then/finally, and the run's finish in one place.
+    const finish = async (): Promise<RunOutcome> => {
+      try {
+        return await this.afterBody(definition, writer, run, running);
+      } finally {
+        const releasing = lease?.release();
+        if (releasing !== undefined) await releasing;
+        unwatch();
+        if (this.active.get(executionId) === outcome) this.active.delete(executionId);
+      }
     };
-    outcome.then(forget, forget);
+    const outcome = finish();
+    this.active.set(executionId, outcome);
     return outcome;
+  }
+
+  /** Wait for the body of `run`, then the work after it: queue slot, timer rows, signals, a parent. */
+  private async afterBody(
+    definition: AnyWorkflow,
+    writer: LogWriter,
+    run: ExecutionRun,
+    running: Promise<RunOutcome>,
+  ): Promise<RunOutcome> {
+    const executionId = run.executionId;
+    let result: RunOutcome;
+    try {
+      result = await running;
+    } catch (error) {
+      this.resident.landed(run);
+      this.bodies.delete(run);
+      await this.noteBlockage(executionId, writer, error);
+      throw error;
+    }
+    const kept = this.closed() ? undefined : this.resident.keepSuspended(run, result);
+    this.resident.landed(run);
+    try {
+      // A suspended run of a queue gives its slot back before anything here can resume it
+      // (a wake-up timer, a signal's re-check; they wait while the body counts as running).
+      if (result.kind === 'suspended') await this.releaseSlot(result.state);
+      this.bodies.delete(run);
+      const after = this.afterRun(executionId, run, result);
+      if (after !== undefined) await after;
+      if (hasFeatureWork(definition, run, result))
+        await afterFeatureRun(this.features, definition, run, result);
+      return result;
+    } finally {
+      kept?.();
+    }
   }
 
   private async releaseSlot(state: ExecutionState): Promise<void> {
@@ -532,24 +549,41 @@ export class RunLifecycle {
     );
   }
 
-  private async afterRun(executionId: string, run: ExecutionRun, outcome: RunOutcome): Promise<void> {
-    // An execution of a queue leaves it at its end, whichever node ran it (its deduplicationId is
-    // free); one in no queue (seq 0 names none) has no item to delete.
-    if (outcome.kind === 'terminal' && outcome.state.queue !== undefined)
-      await this.finishItem(outcome.state);
-    await Promise.all(run.firedTimers.map((timerId) => this.stores.timers.complete(timerId)));
+  /**
+   * The work after a run that ended or suspended, or undefined when there is none (a run that
+   * used no timer, in no queue, ended): no promise for the common end.
+   */
+  private afterRun(executionId: string, run: ExecutionRun, outcome: RunOutcome): Promise<void> | undefined {
+    const { state } = outcome;
+    const terminal = outcome.kind === 'terminal';
     // A crash between TIMER_FIRED and deleting its row leaves the row behind; an execution
     // that ever used a timer clears every row of its own once it is terminal.
-    const { state } = outcome;
-    if (
-      outcome.kind === 'terminal' &&
-      (state.deadline !== undefined || state.calls.some((call) => call?.timerId !== undefined))
-    ) {
+    const clearsTimers =
+      terminal && (state.deadline !== undefined || state.calls.some((call) => call?.timerId !== undefined));
+    // An execution of a queue leaves it at its end, whichever node ran it (its deduplicationId is
+    // free); one in no queue (seq 0 names none) has no item to delete.
+    const finishes = terminal && state.queue !== undefined;
+    const wakeAt = outcome.kind === 'suspended' ? wakeAtWithDeadline(outcome.wakeAt, state) : undefined;
+    if (!finishes && !clearsTimers && run.firedTimers.length === 0) {
+      if (wakeAt !== undefined && !this.closed()) this.wakeTimers.set(executionId, wakeAt);
+      return undefined;
+    }
+    return this.afterRunWork(executionId, run, state, { finishes, clearsTimers, wakeAt });
+  }
+
+  private async afterRunWork(
+    executionId: string,
+    run: ExecutionRun,
+    state: ExecutionState,
+    how: { finishes: boolean; clearsTimers: boolean; wakeAt: number | undefined },
+  ): Promise<void> {
+    if (how.finishes) await this.finishItem(state);
+    await Promise.all(run.firedTimers.map((timerId) => this.stores.timers.complete(timerId)));
+    if (how.clearsTimers) {
       const rows = await this.stores.timers.forExecution(executionId);
       await Promise.all(rows.map((row) => this.stores.timers.complete(row.timerId)));
     }
-    const wakeAt = outcome.kind === 'suspended' ? wakeAtWithDeadline(outcome.wakeAt, state) : undefined;
-    if (wakeAt !== undefined && !this.closed()) this.wakeTimers.set(executionId, wakeAt);
+    if (how.wakeAt !== undefined && !this.closed()) this.wakeTimers.set(executionId, how.wakeAt);
   }
 
   /** Delete the queue item of `state`, an ended execution of a queue. */
@@ -568,7 +602,6 @@ export class RunLifecycle {
     nextSeq: number,
     state: ExecutionState | null,
   ): LogWriter {
-    const every = this.snapshotEvery;
     return new LogWriter(
       {
         events: this.stores.events,
@@ -579,11 +612,8 @@ export class RunLifecycle {
         maxPayloadBytes: this.maxPayloadBytes,
         clock: this.clock,
         codec: this.codec,
-        onDurable:
-          every > 0
-            ? (durable, fromSeq) => saveSnapshot(this.stores.snapshots, durable, fromSeq, every, this.onError)
-            : undefined,
-        onAppended: this.observers === undefined ? undefined : this.observers.appended.bind(this.observers),
+        onDurable: this.onDurable,
+        onAppended: this.onAppended,
       },
       state,
     );

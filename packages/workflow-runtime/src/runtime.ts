@@ -545,7 +545,8 @@ export class Runtime {
     this.assertOpen();
     const parsed = parseWith(executeRequestSchema, request, 'execute request', 'request');
     // The maintenance is taking this one over already: a second takeover here would fence it out.
-    await this.maintenance?.working(parsed.executionId);
+    const taking = this.maintenance?.working(parsed.executionId);
+    if (taking !== undefined) await taking;
     return this.lifecycle.execute(parsed, options);
   }
 
@@ -759,7 +760,7 @@ export class Runtime {
     // the cancellation (StepInfo.signal).
     const named = await this.loadState(id);
     const runId = named === null ? id : (await currentRun(this.features, named)).executionId;
-    const holders = [...(this.lifecycle.bodies.get(runId) ?? [])];
+    const holders = this.lifecycle.bodies.of(runId);
     const origin = deadline === undefined ? {} : { deadline };
     const result = await cancelExecution(this.features, id, why, origin);
     if (result.cancelled && result.alreadyRequested !== true)
