@@ -92,7 +92,6 @@ export class ExecutionRun implements WorkflowContext {
   private ended = false;
   /** Set by the first `ctx.continueAsNew`: the run ends on it (adr/0063). */
   private continuing: ContinueRequest | undefined;
-  private readonly resolveContinue = () => this.endStretch('continue');
   private history: HistoryCounter | undefined;
   /** True once `run` started the body. */
   private started = false;
@@ -104,8 +103,8 @@ export class ExecutionRun implements WorkflowContext {
   private redoAt: number | undefined;
   /** Wake each blocked call of this run so it is made again at its position (a resident resume). */
   private readonly blocked: (() => void)[] = [];
-  /** The signal ids the log consumed, looked up without a scan (consumed-index.ts). */
-  private readonly consumed = new ConsumedIndex();
+  /** The signal ids the log consumed, looked up without a scan (consumed-index.ts); made at the first lookup. */
+  private consumed: ConsumedIndex | undefined;
   /** True from the moment this stretch ends in a suspension until the run resumes. */
   private suspendingNow = false;
   /** Timers this run saw fire; the runtime deletes their rows once the run is durable. */
@@ -117,9 +116,11 @@ export class ExecutionRun implements WorkflowContext {
   /** The aborts of the step functions running now (their `StepInfo.signal`). */
   private readonly running = new Set<StepAbort>();
   /** The run as its step calls see it (step-attempt.ts). */
-  private readonly steps: StepRun;
-  /** The body's update handlers (update-apply.ts, adr/0049). */
-  private readonly updates: UpdateHandlers;
+  private readonly steps: { -readonly [K in keyof StepRun]: StepRun[K] };
+  /** The body's update handlers (update-apply.ts, adr/0049); made at the first use. */
+  private updateHandlers: UpdateHandlers | undefined;
+  /** The run as the signal and child calls see it; made at the first such call. */
+  private internalsView: RunInternals | undefined;
 
   constructor(
     private readonly host: RunHost,
@@ -130,13 +131,11 @@ export class ExecutionRun implements WorkflowContext {
     this.executionId = state.executionId;
     this.version = state.version;
     this.deliveries = new Deliveries(state, () => this.scheduleSuspendCheck());
-    this.updates = new UpdateHandlers(this.internals());
-    const run = this;
+    // A data property, not a getter: an object literal with an accessor is built on V8's slow
+    // path, once per run. `resume` points it at the new writer.
     this.steps = {
       executionId: this.executionId,
-      get writer() {
-        return run.writer;
-      },
+      writer,
       clock: () => this.host.clock(),
       running: this.running,
       destinations: this.host.destinations,
@@ -190,7 +189,7 @@ export class ExecutionRun implements WorkflowContext {
       this.inFlight === 0 &&
       this.blocked.length > 0 &&
       this.deliveries.idle &&
-      !this.updates.inHandler
+      this.updateHandlers?.inHandler !== true
     );
   }
 
@@ -209,13 +208,14 @@ export class ExecutionRun implements WorkflowContext {
    */
   async resume(writer: LogWriter): Promise<RunOutcome> {
     this.writer = writer;
+    this.steps.writer = writer;
     this.suspendingNow = false;
     this.firedTimers = [];
     this.consumedSignals = [];
     this.ended = false;
     this.stretch = this.newStretch();
     this.deliveries.restart();
-    this.updates.resumed();
+    this.updateHandlers?.resumed();
     const wakes = this.blocked.splice(0);
     this.waits.length = 0;
     for (const wake of wakes) wake();
@@ -366,7 +366,7 @@ export class ExecutionRun implements WorkflowContext {
     } catch (error) {
       return Promise.reject(error);
     }
-    this.resolveContinue();
+    this.endStretch('continue');
     // The run ends on the continue; the body waits here until it is dropped.
     return new Promise<never>(() => {});
   }
@@ -418,10 +418,17 @@ export class ExecutionRun implements WorkflowContext {
     return first.catch(again);
   }
 
+  /** The body's update handlers, made at the first use. */
+  private get updates(): UpdateHandlers {
+    this.updateHandlers ??= new UpdateHandlers(this.internals());
+    return this.updateHandlers;
+  }
+
   /** The run as the signal and child calls see it (they live in their own files). */
   private internals(): RunInternals {
+    if (this.internalsView !== undefined) return this.internalsView;
     const run = this;
-    return {
+    this.internalsView = {
       executionId: this.executionId,
       workflow: this.workflow,
       get writer() {
@@ -432,7 +439,10 @@ export class ExecutionRun implements WorkflowContext {
         return run.consumedSignals;
       },
       state: () => this.state,
-      isConsumed: (signalId) => this.consumed.has(this.state.consumedSignals, signalId),
+      isConsumed: (signalId) => {
+        this.consumed ??= new ConsumedIndex();
+        return this.consumed.has(this.state.consumedSignals, signalId);
+      },
       next: (kind, name) => this.next(kind, name),
       peek: () => this.state.calls[this.redoAt ?? this.cursor],
       block: (wakeAt, timerId, awaiting) => this.block(wakeAt, timerId, awaiting),
@@ -440,6 +450,7 @@ export class ExecutionRun implements WorkflowContext {
       fireTimer: (timerId, position) => this.fireTimer(timerId, position),
       discardTimer: (timerId) => this.firedTimers.push(timerId),
     };
+    return this.internalsView;
   }
 
   /** Count `work` as in flight (the run does not suspend meanwhile); check the run is usable after. */
@@ -521,7 +532,7 @@ export class ExecutionRun implements WorkflowContext {
   /** Take the next position; throw NonDeterminismError when the log holds another call there. */
   private next(kind: CallKind, name: string): { position: number; record: CallRecord | undefined } {
     this.assertUsable();
-    if (this.updates.inHandler)
+    if (this.updateHandlers?.inHandler === true)
       throw new Error(
         `execution "${this.executionId}": ctx.${kind} called in an update handler; handlers make no context calls`,
       );
@@ -582,7 +593,7 @@ export class ExecutionRun implements WorkflowContext {
         this.resolveSuspend();
       } else if (this.waits.length > 0) {
         // Updates are applied here, where every branch waits, and only past the log's calls.
-        if (this.updates.any && this.cursor >= this.state.calls.length) this.applyUpdates();
+        if (this.updateHandlers?.any === true && this.cursor >= this.state.calls.length) this.applyUpdates();
         else this.resolveSuspend();
       }
     });
@@ -620,7 +631,7 @@ export class ExecutionRun implements WorkflowContext {
 
   /** What the run suspends on: its waits, and the inbox names of its update handlers (a sender wakes it). */
   private suspendedOn(): Wait[] {
-    if (!this.updates.any) return this.waits;
+    if (this.updateHandlers?.any !== true) return this.waits;
     return [...this.waits, ...this.updates.inboxNames().map((signal) => ({ signal }))];
   }
 
