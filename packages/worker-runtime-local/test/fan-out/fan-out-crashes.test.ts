@@ -1,11 +1,11 @@
 /**
  * Fan-out crashes with real child processes on one SQLite file: a worker SIGKILLed mid-chunk
- * (F3, F8), a stale worker (SIGSTOPped past its lease, the chunk re-claimed) that comes back
+ * (F3, F8), a stale worker (frozen past its lease, the chunk re-claimed) that comes back
  * and tries to write (F4), and a creator SIGKILLed between two seeds (F2). In every case each
  * item has exactly one accepted result and the counts equal the plan (F6).
  */
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -103,14 +103,16 @@ describe('fan-out crashes across real processes', () => {
     await stores.close();
   }, 60_000);
 
-  it('F4: a stale worker (stopped past its lease, the chunk re-claimed) is refused when it comes back; nothing is overwritten', async () => {
+  it('F4: a stale worker (frozen past its lease, the chunk re-claimed) is refused when it comes back; nothing is overwritten', async () => {
     const path = join(dir, 'stale-worker.db');
+    const release = join(dir, 'stale-worker.release');
     const stores = openSqliteStores({ path });
     await create(stores.fanOuts, { main: stores.fanOuts }, planOf('f1', 20), 20);
-    const child = spawnScript('../fan-out/child.ts', ['worker', path, 'stale', '400']);
+    // The child freezes inside item 4's task, between two store calls, so it holds no write lock
+    // while the supervisor and the fresh worker write (a SIGSTOP could land inside a transaction).
+    const child = spawnScript('../fan-out/child.ts', ['worker', path, 'stale', '400', '4', release]);
     const lines = linesOf(child);
-    await waitForLine(lines, (line) => line === 'started 4');
-    child.kill('SIGSTOP');
+    await waitForLine(lines, (line) => line === 'frozen 4');
     const frozen = await stores.fanOuts.counts('f1');
     const { supervisor, close } = supervisorOf(stores);
     await until(async () => (await supervisor.tick()).fanOutChunks.length > 0, 10_000, 'the recovery');
@@ -120,8 +122,8 @@ describe('fan-out crashes across real processes', () => {
     await until(() => fanOutSettled('f1', { main: stores.fanOuts }, 20, 20), 20_000, 'the chunk done');
     await stop();
     const before = await itemRows('f1', { main: stores.fanOuts });
-    child.kill('SIGCONT');
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    writeFileSync(release, '');
+    await waitForLine(lines, (line) => line === 'lost');
     child.kill('SIGTERM');
     const stats = JSON.parse((await waitForLine(lines, (line) => line.startsWith('stats '))).slice(6));
     await exited(child);
