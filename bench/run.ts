@@ -5,7 +5,8 @@
  * prove the bench works. `--only a,b` runs the suites (and, in `peers` and `counts`, the
  * engines) tagged with any of the names, e.g. `--only sqlite`, `--only postgres`,
  * `--only peers`, `--only memory`, `--only sandbox`, `--only build`, `--only queues`, `--only outbox`,
- * `--only fanout`, `--only fanout-statements`, `--only streams`, `--only continue`
+ * `--only fanout`, `--only fanout-statements`, `--only streams`, `--only continue`, `--only drain` (the
+ * plain queue drain of `postgres-core` alone, in rounds, with its statements by name)
  * (RabbitMQ at SKEIN_AMQP_URL; skipped loudly without it, a failure under CI=true).
  * PostgreSQL is at SKEIN_PG_URL (default: the local server); without it the PostgreSQL parts
  * are skipped loudly, except under CI=true, where that is a failure.
@@ -21,6 +22,7 @@ import { skeinSqlite } from './engines/skein-sqlite.js';
 import { report, saveResults } from './report.js';
 import { buildFullSizes, buildSmokeSizes, buildVsSrc } from './scenarios/build-vs-src.js';
 import { continueAsNew } from './scenarios/continue-as-new.js';
+import { drain, drainFullSizes, drainSmokeSizes } from './scenarios/drain.js';
 import { executorFullSizes, executorSmokeSizes, executors } from './scenarios/executors.js';
 import { fanOut, fanOutFullSizes, fanOutSmokeSizes } from './scenarios/fan-out.js';
 import { fanOutStatements } from './scenarios/fan-out-statements.js';
@@ -106,6 +108,12 @@ if (picked(['postgres-core', 'postgres', 'core'])) {
     rows.push(...(await postgresCpu(smoke ? 200 : 5000, PG_URL)));
     report(`postgres-core${suffix}`, rows, { smoke, url: safeUrl, mode });
   } else skipped('postgres-core');
+}
+if (only.includes('drain')) {
+  if (pgUp) {
+    const rows = await drain(smoke ? drainSmokeSizes : drainFullSizes);
+    report(`drain${suffix}`, rows, { smoke, url: safeUrl, mode, load: loadavg() });
+  } else skipped('drain');
 }
 if (picked(['queues', 'postgres'])) {
   if (pgUp) {

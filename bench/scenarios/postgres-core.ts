@@ -4,14 +4,14 @@
  * the server at SKEIN_PG_URL (default: the local one), dropped afterwards.
  */
 import { openPostgresStores, type PostgresStores } from '@skein/store-postgres';
-import { Supervisor } from '@skein/worker-runtime-local';
 import { createRuntime, type Runtime } from '@skein/workflow-runtime';
 import { newId } from '@skein/workflow-runtime/internal';
 import type { AppendRequest } from '@skein/workflow-runtime/spi';
 import pg from 'pg';
 import { stepsWorkflow as steps } from '../engines/skein.js';
-import { interleaved, median, nowMs, percentile, sequential, throughput } from '../measure.js';
+import { interleaved, median, percentile, sequential, throughput } from '../measure.js';
 import type { Row } from '../report.js';
+import { drainOnce } from './drain.js';
 import { stepLatencies } from './step-latencies.js';
 
 /** The server the bench uses. */
@@ -164,54 +164,6 @@ async function stepLadder(
   }
 }
 
-/**
- * The queue path: `count` 3-step executions enqueued 20 at a time (nothing runs them yet), then
- * one node's Supervisor (concurrency 50, wake-ups on, leases on) claims and runs the backlog.
- * Returns enqueues per second and executions completed per second while draining.
- */
-async function queued(schema: string, count: number): Promise<{ enqueues: number; drained: number }> {
-  const stores = await openPostgresStores({ url: PG_URL, schema, poolSize: 10 });
-  const runtime = createRuntime({ stores, workflows: [three], lease: { ttlMs: 30_000 } });
-  const supervisor = new Supervisor({
-    runtime,
-    stores,
-    leaseTtlMs: 30_000,
-    tickIntervalMs: 1_000,
-    concurrency: 50,
-    wakeups: stores.wakeups,
-    onError: (error, context) => console.error(`bench supervisor: ${context}:`, error),
-  });
-  try {
-    const ids = Array.from({ length: count }, (_, i) => `queued-${i}`);
-    const enqueues = await throughput(count, 20, (i) =>
-      runtime.enqueue(three, { n: i }, { executionId: ids[i]! }),
-    );
-    const start = nowMs();
-    supervisor.start();
-    await admin(async (client) => {
-      // None of them left pending or running means drained: a range scan of the status index over
-      // the few that are (the ladder's executions stay running), cheap enough to poll every 10 ms.
-      const left = `SELECT count(*)::int AS n FROM "${schema}".skein_executions
-        WHERE status IN ('pending', 'running') AND execution_id LIKE 'queued-%'`;
-      const deadline = nowMs() + 120_000;
-      while ((await client.query<{ n: number }>(left)).rows[0]!.n > 0) {
-        if (nowMs() > deadline) throw new Error('the queued executions did not drain within 120 s');
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
-    });
-    const drained = count / ((nowMs() - start) / 1000);
-    for (const [i, id] of ids.entries()) {
-      const output = await runtime.result(id);
-      if (output !== i + 3) throw new Error(`${id} ended with ${String(output)}`);
-    }
-    return { enqueues, drained };
-  } finally {
-    await supervisor.stop();
-    await runtime.close();
-    await stores.close();
-  }
-}
-
 async function measure(schema: string, sizes: PostgresSizes): Promise<Row[]> {
   const inserter = await rawInserter(schema);
   const { samples, raw, t0, t3, perStep, ladder } = await withRuntime(schema, 4, async (runtime, stores) => {
@@ -229,7 +181,7 @@ async function measure(schema: string, sizes: PostgresSizes): Promise<Row[]> {
       runtime.execute({ executionId: `c${i}`, workflow: three.name, input: { n: i } }),
     ),
   );
-  const queue = await queued(schema, sizes.queued);
+  const queue = await drainOnce(schema, sizes.queued);
   return [
     { metric: 'raw pg single-row INSERT commit round trip, median', value: raw, unit: 'ms' },
     { metric: '0-step workflow (postgres), median', value: t0, unit: 'ms' },
