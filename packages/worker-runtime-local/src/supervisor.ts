@@ -141,6 +141,8 @@ export class Supervisor {
   /** Lease releases waiting for the one under way (`releaseBatched`). */
   private readonly releases: { id: string; done: () => void }[] = [];
   private releasing = false;
+  /** Ended runs in `inFlight` whose leases are being given back: they hold no slot. */
+  private releasingSlots = 0;
   private readonly deadlineMs: number;
   private readonly clock: () => number;
   private readonly leaderKey: string;
@@ -384,7 +386,7 @@ export class Supervisor {
     }
     if (typeof pending?.executionId !== 'string' || typeof pending.workflow !== 'string') return 'quarantine';
     const id = pending.executionId;
-    while (this.inFlight.size >= this.concurrency && !this.stopping)
+    while (this.running >= this.concurrency && !this.stopping)
       await new Promise<void>((resolve) => this.slotWaiters.push(resolve));
     if (this.stopping) throw new Error('the supervisor is stopping: the message goes back to the transport');
     if (this.inFlight.has(id)) return 'ack';
@@ -487,9 +489,9 @@ export class Supervisor {
       this.startAhead();
     };
     for await (const summary of walkExecutions(this.stores.events, ['pending'])) {
-      if (this.inFlight.size + this.ahead.size + candidates.length >= limit) {
+      if (this.running + this.ahead.size + candidates.length >= limit) {
         await claimCandidates();
-        if (this.inFlight.size + this.ahead.size >= limit) {
+        if (this.running + this.ahead.size >= limit) {
           // More pending work than free slots: the first run to end asks for the next tick.
           this.backlog = true;
           return;
@@ -508,7 +510,7 @@ export class Supervisor {
    */
   private startAhead(): void {
     for (const [id, { workflow, until, takeover }] of this.ahead) {
-      if (this.inFlight.size >= this.concurrency || this.stopping) return;
+      if (this.running >= this.concurrency || this.stopping) return;
       this.ahead.delete(id);
       if (this.inFlight.has(id)) continue;
       if (until < this.clock()) {
@@ -680,18 +682,37 @@ export class Supervisor {
           if (!(await this.repeated(id, error))) this.settledErrors.push([id, error]);
         }
       } finally {
-        if (holdsLease) await this.releaseClaim(id);
-        this.inFlight.delete(id);
-        this.slotWaiters.shift()?.();
-        this.startAhead();
-        // Claimed ahead work keeps the slots busy while the next tick claims more.
-        if (this.backlog && this.ahead.size <= this.concurrency / 2) {
-          this.backlog = false;
-          this.tickSoon();
+        // The slot is free once the work ends; the id stays in flight (this node claims it
+        // for nothing else) until its lease is back.
+        if (holdsLease) {
+          this.releasingSlots += 1;
+          this.slotFreed();
+          await this.releaseClaim(id);
+          this.releasingSlots -= 1;
+          this.inFlight.delete(id);
+        } else {
+          this.inFlight.delete(id);
+          this.slotFreed();
         }
       }
     })();
     this.inFlight.set(id, done);
+  }
+
+  /** Work running in the slots: what is in flight, less the ended runs whose leases are on their way back. */
+  private get running(): number {
+    return this.inFlight.size - this.releasingSlots;
+  }
+
+  /** A slot came free: hand it to a waiting message or a claim held ahead, and ask for more work when few are left. */
+  private slotFreed(): void {
+    this.slotWaiters.shift()?.();
+    this.startAhead();
+    // Claimed ahead work keeps the slots busy while the next tick claims more.
+    if (this.backlog && this.ahead.size <= this.concurrency / 2) {
+      this.backlog = false;
+      this.tickSoon();
+    }
   }
 
   private async repeated(id: string, error: unknown): Promise<boolean> {
