@@ -132,6 +132,29 @@ describe('leaseExpired', () => {
     clock.advance(1);
     expect(await expired(summary)).toBe(true);
   });
+
+  it('an execution written within the TTL is alive without a read of its lease row; a quiet one is judged by its row (adr/0091)', async () => {
+    const db = h.db();
+    const clock = manualClock();
+    const { stores, calls } = watchedLeases(db.stores);
+    // An expired row of a dead owner: the fresh event is what keeps the execution alive.
+    await db.stores.leases.claim(executionLeaseKey('fresh'), 'dead-node', 1_000, clock.now() - 5_000);
+    await db.stores.leases.claim(executionLeaseKey('quiet'), 'node-1', 1_000, clock.now() - 999);
+    const expired = leaseExpired(stores, { ttlMs: 1_000, clock: clock.now });
+    const summary = (executionId: string, updatedAt: number) => ({
+      executionId,
+      workflow: 'w',
+      status: 'running' as const,
+      sequence: 2,
+      updatedAt,
+    });
+    expect(await expired(summary('fresh', clock.now() - 999))).toBe(false);
+    expect(calls.get).toEqual([]);
+    expect(await expired(summary('quiet', clock.now() - 1_000))).toBe(false);
+    expect(calls.get).toEqual([executionLeaseKey('quiet')]);
+    clock.advance(1);
+    expect(await expired(summary('quiet', clock.now() - 1_001))).toBe(true);
+  });
 });
 
 describe('recoverAbandoned', () => {

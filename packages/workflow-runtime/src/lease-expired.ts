@@ -32,6 +32,10 @@ export function leaseExpired(
   const ttlMs = optionalPositiveMs(options.ttlMs, 'leaseExpired options', 'ttlMs') ?? DEFAULT_LEASE_TTL_MS;
   const clock = options.clock ?? Date.now;
   return async (execution: ExecutionSummary) => {
+    // Written within the TTL: alive whatever its row says (either way below needs the newest
+    // event, or the row's expiry, to be older than `ttlMs` ago), so its row is not read: a
+    // recovery pass over many running executions reads only the quiet ones' rows (adr/0091).
+    if (clock() - execution.updatedAt < ttlMs) return false;
     const lease = await stores.leases.get(executionLeaseKey(execution.executionId));
     const now = clock();
     // An event newer than the row's last claim (`expiresAt - ttlMs`) was written after it: by a
