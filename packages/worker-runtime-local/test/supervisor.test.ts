@@ -299,8 +299,11 @@ describe('Supervisor leader lease', () => {
   it('ticks asked for by freed slots claim pending work without walking the running executions again', async () => {
     const db = h.db();
     const { stores, calls } = watchedLeases(db.stores);
-    // Five executions some live node is running: each walk reads their five leases.
+    // Five executions some live node is running, quiet (no event within the TTL, so a walk
+    // reads their rows, adr/0091) and holding their leases: each walk reads their five leases.
+    const quietSince = Date.now() - 120_000;
     for (let i = 0; i < 5; i++) {
+      await db.stores.leases.claim(executionLeaseKey(`busy-${i}`), 'live-node', 60_000, Date.now());
       await db.stores.events.append({
         executionId: `busy-${i}`,
         workflow: quick.name,
@@ -311,13 +314,13 @@ describe('Supervisor leader lease', () => {
             envelopeId: `busy-${i}-0`,
             type: 'EXECUTION_STARTED',
             payload: '{"input":{}}',
-            recordedAt: Date.now(),
+            recordedAt: quietSince,
           },
           {
             envelopeId: `busy-${i}-1`,
             type: 'STEP_STARTED',
             payload: '{"position":0}',
-            recordedAt: Date.now(),
+            recordedAt: quietSince,
           },
         ],
       });
