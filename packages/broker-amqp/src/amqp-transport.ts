@@ -33,6 +33,7 @@ import {
   type Publisher,
 } from 'rabbitmq-client';
 import { BrokerCircuit, type BrokerCircuitOptions } from './circuit.js';
+import { corked } from './corked.js';
 import { AmqpTransportClosedError, BrokerUnavailableError } from './errors.js';
 import {
   declarations,
@@ -148,13 +149,14 @@ export class AmqpTransport implements Transport {
 
   /**
    * Publish each message persistent and mandatory, and say what the broker answered (O2). All
-   * of them go out at once; once every confirm (or failure) is in, one turn of the event loop
-   * lets the broker's returns arrive (see `returnedReason`) before the outcomes are read.
+   * of them go out at once, their frames in a few socket writes (`corked`); once every confirm
+   * (or failure) is in, one turn of the event loop lets the broker's returns arrive (see
+   * `returnedReason`) before the outcomes are read.
    */
   async publish(messages: readonly TransportMessage[]): Promise<PublishOutcome[]> {
     if (this.closed) throw new AmqpTransportClosedError('publish');
     const sent = await Promise.all(
-      messages.map((message) =>
+      corked(this.connection, messages, (message) =>
         this.send(this.topology.exchange, message.topic, message, {}).then(
           () => undefined,
           (error: unknown) => error,
