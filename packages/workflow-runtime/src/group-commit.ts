@@ -18,15 +18,13 @@ export interface GroupCommitOptions {
   maxInFlight?: number;
 }
 
-interface Pending<Req, Res> {
-  request: Req;
-  resolve(value: Res): void;
-  reject(error: unknown): void;
-}
-
 /** Batches requests into flushes; see the module comment. */
 export class GroupCommit<Req, Res> {
-  private queue: Pending<Req, Res>[] = [];
+  // Parallel arrays, not one object per request: the requests are handed to `flush` as they
+  // are (no copy per batch), and request i is settled by `settles[2i]` (resolve) or
+  // `settles[2i + 1]` (reject), so a request costs its promise and nothing more.
+  private requests: Req[] = [];
+  private settles: ((result: never) => void)[] = [];
   private scheduled = false;
   private inFlight = 0;
   private readonly maxBatch: number;
@@ -42,15 +40,17 @@ export class GroupCommit<Req, Res> {
 
   /** Queue a request for the next flush; resolves or rejects with this request's own outcome. */
   submit(request: Req): Promise<Res> {
-    return new Promise<Res>((resolve, reject) => {
-      this.queue.push({ request, resolve, reject });
-      this.schedule();
+    const promise = new Promise<Res>((resolve, reject) => {
+      this.settles.push(resolve, reject);
     });
+    this.requests.push(request);
+    this.schedule();
+    return promise;
   }
 
   /** Requests waiting for a flush. */
   get pending(): number {
-    return this.queue.length;
+    return this.requests.length;
   }
 
   private schedule(): void {
@@ -58,30 +58,62 @@ export class GroupCommit<Req, Res> {
     this.scheduled = true;
     // setImmediate runs after every ready microtask: callers resumed by the previous flush
     // get to submit their next request before this one closes the batch.
-    setImmediate(() => {
-      this.scheduled = false;
-      void this.run();
-    });
+    setImmediate(this.tick);
   }
 
-  private async run(): Promise<void> {
-    if (this.queue.length === 0) return;
-    const batch = this.queue.length <= this.maxBatch ? this.queue : this.queue.slice(0, this.maxBatch);
-    this.queue = batch === this.queue ? [] : this.queue.slice(this.maxBatch);
-    this.inFlight += 1;
-    try {
-      const outcomes = await this.flush(batch.map((item) => item.request));
-      batch.forEach((item, i) => {
-        const outcome = outcomes[i];
-        if (outcome === undefined) item.reject(new Error('group commit: flush returned too few outcomes'));
-        else if (outcome.ok) item.resolve(outcome.value);
-        else item.reject(outcome.error);
-      });
-    } catch (error) {
-      for (const item of batch) item.reject(error);
-    } finally {
-      this.inFlight -= 1;
-      if (this.queue.length > 0) this.schedule();
+  /** The scheduled flush, made once (not a closure per batch). */
+  private readonly tick = (): void => {
+    this.scheduled = false;
+    this.run();
+  };
+
+  private run(): void {
+    if (this.requests.length === 0) return;
+    let batch = this.requests;
+    let settles = this.settles;
+    if (batch.length <= this.maxBatch) {
+      this.requests = [];
+      this.settles = [];
+    } else {
+      this.requests = batch.slice(this.maxBatch);
+      this.settles = settles.slice(2 * this.maxBatch);
+      batch = batch.slice(0, this.maxBatch);
+      settles = settles.slice(0, 2 * this.maxBatch);
     }
+    this.inFlight += 1;
+    let flushed: Outcome<Res>[] | Promise<Outcome<Res>[]>;
+    try {
+      flushed = this.flush(batch);
+    } catch (error) {
+      this.settle(batch.length, settles, undefined, error);
+      return;
+    }
+    // A synchronous flush (SQLite) settles its callers now, without a hop through a microtask.
+    if (Array.isArray(flushed)) this.settle(batch.length, settles, flushed, undefined);
+    else
+      flushed.then(
+        (outcomes) => this.settle(batch.length, settles, outcomes, undefined),
+        (error: unknown) => this.settle(batch.length, settles, undefined, error),
+      );
+  }
+
+  /** Settle a flushed batch: each request with its outcome, or every one with `error`. */
+  private settle(
+    count: number,
+    settles: readonly ((result: never) => void)[],
+    outcomes: readonly Outcome<Res>[] | undefined,
+    error: unknown,
+  ): void {
+    this.inFlight -= 1;
+    for (let i = 0; i < count; i++) {
+      const outcome = outcomes?.[i];
+      const resolve = settles[2 * i] as (value: Res) => void;
+      const reject = settles[2 * i + 1] as (error: unknown) => void;
+      if (outcomes === undefined) reject(error);
+      else if (outcome === undefined) reject(new Error('group commit: flush returned too few outcomes'));
+      else if (outcome.ok) resolve(outcome.value);
+      else reject(outcome.error);
+    }
+    if (this.requests.length > 0) this.schedule();
   }
 }

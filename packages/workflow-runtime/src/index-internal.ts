@@ -56,7 +56,12 @@ export {
 } from './ids.js';
 export { listExecutions } from './inspection.js';
 export { type LeaseExpiredOptions, leaseExpired } from './lease-expired.js';
-export { ExecutionLeases, type ExecutionLeasesDeps, executionLeaseKey } from './leases.js';
+export {
+  ExecutionLeases,
+  type ExecutionLeasesDeps,
+  executionLeaseKey,
+  type FirstAppendSource,
+} from './leases.js';
 export { toEnvelope } from './load-state.js';
 export {
   type DeliveredSignal,

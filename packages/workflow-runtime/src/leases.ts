@@ -44,6 +44,12 @@ export interface HeldLease {
   release(): Promise<void> | undefined;
 }
 
+/** Where a run's first durable append is found when a lease first needs it (a log writer). */
+export interface FirstAppendSource {
+  /** Settles with the outcome of the run's first append. */
+  readonly firstAppend: Promise<void>;
+}
+
 /**
  * The leases of the runs in this process. Several runs of one execution may overlap here (a
  * dispatcher's redispatch after a deadline); the row is released only when the last ends.
@@ -69,8 +75,10 @@ export class ExecutionLeases {
    * Keep the lease of `executionId` for a run appending with `fence`, from the first renewal
    * tick (`ttlMs / 3` after this call) once `firstAppend` (the run's first durable append) has
    * succeeded, until the returned hold is released.
+   * @param firstAppend the promise, or an object whose `firstAppend` is read only at the first
+   *   renewal tick (a run's log writer: most runs end before it and never make the promise).
    */
-  hold(executionId: string, fence: number, firstAppend: Promise<void>): HeldLease {
+  hold(executionId: string, fence: number, firstAppend: Promise<void> | FirstAppendSource): HeldLease {
     const keeper = new LeaseKeeper(this, this.deps, executionId, fence, firstAppend, performance.now());
     this.holders.set(executionId, (this.holders.get(executionId) ?? 0) + 1);
     this.youngRuns.add(keeper);
@@ -148,7 +156,7 @@ class LeaseKeeper implements HeldLease {
     private readonly deps: ExecutionLeasesDeps,
     private readonly executionId: string,
     private readonly fence: number,
-    private readonly firstAppend: Promise<void>,
+    private readonly firstAppend: Promise<void> | FirstAppendSource,
     /** When the run began (`performance.now()`). */
     readonly bornAt: number,
   ) {}
@@ -161,7 +169,8 @@ class LeaseKeeper implements HeldLease {
    */
   firstTick(period: number): void {
     if (this.stopped) return;
-    this.firstAppend.then(
+    const firstAppend = this.firstAppend instanceof Promise ? this.firstAppend : this.firstAppend.firstAppend;
+    firstAppend.then(
       () => {
         this.appended = true;
         this.renew();

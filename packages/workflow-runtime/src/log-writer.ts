@@ -48,14 +48,12 @@ export class LogWriter {
   private outbox: OutboxMessage[] | undefined;
   private chain: Promise<void> = Promise.resolve();
   private failure: unknown = undefined;
-  private firstAppendMade = false;
   /** Appends started and not yet settled. */
   private appending = 0;
-  private settleFirst!: { resolve(): void; reject(error: unknown): void };
-  /** Settles with the outcome of the first append this writer makes (seq 0 for a new execution). */
-  readonly firstAppend = new Promise<void>((resolve, reject) => {
-    this.settleFirst = { resolve, reject };
-  });
+  /** The first flush's append, once made. */
+  private first: Promise<void> | undefined;
+  /** What `firstAppend` handed out before the first flush: settled by it. */
+  private firstWaiter: { promise: Promise<void>; resolve(): void; reject(error: unknown): void } | undefined;
   /** The state with every recorded event applied (durable or not). */
   state: ExecutionState | null;
 
@@ -66,8 +64,25 @@ export class LogWriter {
     this.state = state;
     this.bufferStart = options.nextSeq;
     if (options.onAppended !== undefined) this.observed = [];
-    // The same outcome also reaches whoever awaits flush(); this copy may have no listener.
-    this.firstAppend.catch(() => undefined);
+  }
+
+  /**
+   * Settles with the outcome of the first append this writer makes (seq 0 for a new
+   * execution). Made when first asked: after the first flush it is that flush's own promise,
+   * so a run that never asks before then allocates nothing for it.
+   */
+  get firstAppend(): Promise<void> {
+    if (this.first !== undefined) return this.first;
+    if (this.firstWaiter === undefined) {
+      let settle!: { resolve(): void; reject(error: unknown): void };
+      const promise = new Promise<void>((resolve, reject) => {
+        settle = { resolve, reject };
+      });
+      // The same outcome also reaches whoever awaits flush(); this copy may have no listener.
+      promise.catch(() => undefined);
+      this.firstWaiter = { promise, ...settle };
+    }
+    return this.firstWaiter.promise;
   }
 
   /** Fence this writer appends with. */
@@ -147,9 +162,10 @@ export class LogWriter {
         this.appending === 0
           ? this.append(expectedSeq, events, observed, outbox)
           : this.chain.then(() => this.append(expectedSeq, events, observed, outbox));
-      if (!this.firstAppendMade) {
-        this.firstAppendMade = true;
-        this.chain.then(this.settleFirst.resolve, this.settleFirst.reject);
+      if (this.first === undefined) {
+        this.first = this.chain;
+        if (this.firstWaiter !== undefined)
+          this.chain.then(this.firstWaiter.resolve, this.firstWaiter.reject);
       }
     }
     return this.chain;

@@ -464,7 +464,7 @@ export class RunLifecycle {
   private launch(definition: AnyWorkflow, writer: LogWriter, resident?: Resident): Promise<RunOutcome> {
     const run = resident?.run ?? new ExecutionRun(this.runHost, definition, writer);
     const executionId = run.executionId;
-    const lease = this.leases?.hold(executionId, writer.fence, writer.firstAppend);
+    const lease = this.leases?.hold(executionId, writer.fence, writer);
     // Counted while the body runs (not during afterRun): a wake-up skips such a run, which
     // reads the inbox itself or re-checks after suspending (resume-on-arrival.ts).
     this.bodies.add(run);
