@@ -56,7 +56,13 @@ export {
 } from './ids.js';
 export { listExecutions } from './inspection.js';
 export { type LeaseExpiredOptions, leaseExpired } from './lease-expired.js';
-export { ExecutionLeases, type ExecutionLeasesDeps, executionLeaseKey } from './leases.js';
+export {
+  ExecutionLeases,
+  type ExecutionLeasesDeps,
+  executionLeaseKey,
+  SUPERVISOR_LEADER_KEY,
+  SUPERVISOR_PRESENCE_KEY,
+} from './leases.js';
 export { toEnvelope } from './load-state.js';
 export {
   type DeliveredSignal,
