@@ -87,11 +87,9 @@ export async function openPostgresStores(options: PostgresStoresOptions): Promis
     schema: resolved.schema,
     beforeClose: (hook) => hooks.add(hook),
     close() {
-      // The runtimes' maintenance stops first; the pool ends whatever the hooks did.
-      closing ??= hooks
-        .run()
-        .finally(() => Promise.all([wakeups.close(), db.close()]))
-        .then(() => undefined);
+      const shut = () => Promise.all([wakeups.close(), db.close()]).then(() => undefined);
+      // The runtimes' maintenance stops first; with no runtime's hook the pool ends at once.
+      closing ??= hooks.empty ? shut() : hooks.run().finally(shut);
       return closing;
     },
   };
