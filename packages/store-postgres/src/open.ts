@@ -1,5 +1,6 @@
 /** `openPostgresStores`: every store SPI on one PostgreSQL schema. */
 import type { Stores } from '@skein/workflow-runtime';
+import { CloseHooks } from '@skein/workflow-runtime/spi';
 import { Database } from './database.js';
 import { loadMigrations, migrate } from './migrate.js';
 import { type PostgresStoresOptions, resolveOptions } from './options.js';
@@ -69,6 +70,7 @@ export async function openPostgresStores(options: PostgresStoresOptions): Promis
     throw error;
   }
   const wakeups = new PostgresWakeups(db);
+  const hooks = new CloseHooks();
   let closing: Promise<void> | undefined;
   return {
     events: new PostgresEventStore(db, resolved.maxPayloadBytes),
@@ -83,8 +85,11 @@ export async function openPostgresStores(options: PostgresStoresOptions): Promis
     fanOuts: new PostgresFanOutStore(db),
     wakeups,
     schema: resolved.schema,
+    beforeClose: (hook) => hooks.add(hook),
     close() {
-      closing ??= Promise.all([wakeups.close(), db.close()]).then(() => undefined);
+      const shut = () => Promise.all([wakeups.close(), db.close()]).then(() => undefined);
+      // The runtimes' maintenance stops first; with no runtime's hook the pool ends at once.
+      closing ??= hooks.empty ? shut() : hooks.run().finally(shut);
       return closing;
     },
   };

@@ -248,6 +248,9 @@ whenPostgres(() => {
       const a = await node(schema);
       const heard: string[] = [];
       closers.push(await a.stores.wakeups.subscribe(WAKEUP_PENDING, (id) => heard.push(id)));
+      // The runtime's start-up maintenance pass ends first: a pass still listing pending work
+      // would claim and run queued-1 (the next pass is a second away).
+      await a.runtime.maintain();
       await a.runtime.enqueue(greeter, { name: 'ada' }, { executionId: 'queued-1' });
       // Seq 0 with the first step's events (running), with the whole run (completed), with a wait (suspended).
       await (await a.runtime.start(greeter, { name: 'bo' }, { executionId: 'run-1' })).result();

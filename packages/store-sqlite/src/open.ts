@@ -1,5 +1,6 @@
 /** `openSqliteStores`: every store SPI on one SQLite file. */
 import type { Stores } from '@skein/workflow-runtime';
+import { CloseHooks } from '@skein/workflow-runtime/spi';
 import { type ConnectionOptions, openConnection } from './connection.js';
 import { loadMigrations, migrate } from './migrate.js';
 import { SqliteBlockageStore } from './sqlite-blockage-store.js';
@@ -59,6 +60,7 @@ export function openSqliteStores(options: SqliteStoresOptions): SqliteStores {
     throw error;
   }
   const events = new SqliteEventStore(db, options);
+  const hooks = new CloseHooks();
   let closing: Promise<void> | undefined;
   return {
     events,
@@ -71,10 +73,15 @@ export function openSqliteStores(options: SqliteStoresOptions): SqliteStores {
     outbox: new SqliteOutboxStore(db),
     blockages: new SqliteBlockageStore(db),
     fanOuts: new SqliteFanOutStore(db),
+    beforeClose: (hook) => hooks.add(hook),
     close() {
-      closing ??= events.drain().then(() => {
-        db.close();
-      });
+      const shut = () =>
+        events.drain().then(() => {
+          db.close();
+        });
+      // The runtimes' maintenance stops first (new appends are refused once it has); with no
+      // runtime's hook, the appends queued now are the last.
+      closing ??= hooks.empty ? shut() : hooks.run().finally(shut);
       return closing;
     },
   };

@@ -14,6 +14,7 @@ import { type Guard, wrapEvents, wrapLeases, wrapSnapshots, wrapTimers } from '.
 export const WriteOps = [
   'events.append',
   'events.acquireFence',
+  'events.takeOverPending',
   'snapshots.put',
   'snapshots.delete',
   'timers.schedule',
@@ -23,6 +24,8 @@ export const WriteOps = [
   'leases.claim',
   'leases.renew',
   'leases.release',
+  'leases.claimMany',
+  'leases.releaseMany',
 ] as const;
 
 /** One of {@link WriteOps}. */
@@ -146,8 +149,9 @@ export function faultyStore(inner: Stores, plan?: FaultPlan): FaultyStores {
     snapshots: wrapSnapshots(inner.snapshots, state),
     timers: wrapTimers(inner.timers, state),
     leases: wrapLeases(inner.leases, state),
-    // The signal inbox is no log write: it passes through unfaulted.
+    // The signal inbox is no log write: it passes through unfaulted, as do the optional stores.
     signals: inner.signals,
+    ...optionalStoresOf(inner),
     close() {},
     get writes() {
       return state.writes;
@@ -159,4 +163,20 @@ export function faultyStore(inner: Stores, plan?: FaultPlan): FaultyStores {
       return state.crash;
     },
   };
+}
+
+/**
+ * The optional members of `inner` (queues, schedules, outbox, blockages, fan-out tables, the
+ * close hooks), passed through as they are: present on the wrapper exactly when `inner` has them.
+ */
+function optionalStoresOf(inner: Stores): Partial<Stores> {
+  const passed: Partial<Stores> = {};
+  if (inner.queues !== undefined) passed.queues = inner.queues;
+  if (inner.schedules !== undefined) passed.schedules = inner.schedules;
+  if (inner.outbox !== undefined) passed.outbox = inner.outbox;
+  if (inner.blockages !== undefined) passed.blockages = inner.blockages;
+  if (inner.fanOuts !== undefined) passed.fanOuts = inner.fanOuts;
+  const beforeClose = inner.beforeClose?.bind(inner);
+  if (beforeClose !== undefined) passed.beforeClose = beforeClose;
+  return passed;
 }

@@ -1,4 +1,8 @@
-/** Per-store wrappers that route every call through a {@link Guard} (see faulty-store.ts). */
+/**
+ * Per-store wrappers that route every call through a {@link Guard} (see faulty-store.ts). An
+ * optional SPI method is on a wrapper exactly when the wrapped store has it, so a caller that
+ * uses it (a Supervisor's `takeOverPending`, batched lease calls) sees what the store offers.
+ */
 import type { EventStore, LeaseStore, SnapshotStore, TimerStore } from '@skein/workflow-runtime';
 import type { ClaimTimersOptions } from '@skein/workflow-runtime/spi';
 import type { WriteOp } from './faulty-store.js';
@@ -10,7 +14,7 @@ export interface Guard {
 }
 
 export function wrapEvents(inner: EventStore, guard: Guard): EventStore {
-  return {
+  const wrapped: EventStore = {
     append: (request) => guard.write('events.append', [request], () => inner.append(request)),
     acquireFence: (id) => guard.write('events.acquireFence', [id], () => inner.acquireFence(id)),
     read: (id, fromSeq, limit) => guard.read('events.read', () => inner.read(id, fromSeq, limit)),
@@ -18,6 +22,11 @@ export function wrapEvents(inner: EventStore, guard: Guard): EventStore {
     getExecution: (id) => guard.read('events.getExecution', () => inner.getExecution(id)),
     listExecutions: (query) => guard.read('events.listExecutions', () => inner.listExecutions(query)),
   };
+  const takeOverPending = inner.takeOverPending?.bind(inner);
+  if (takeOverPending !== undefined)
+    wrapped.takeOverPending = (ids) =>
+      guard.write('events.takeOverPending', [ids], () => takeOverPending(ids));
+  return wrapped;
 }
 
 export function wrapSnapshots(inner: SnapshotStore, guard: Guard): SnapshotStore {
@@ -41,7 +50,7 @@ export function wrapTimers(inner: TimerStore, guard: Guard): TimerStore {
 }
 
 export function wrapLeases(inner: LeaseStore, guard: Guard): LeaseStore {
-  return {
+  const wrapped: LeaseStore = {
     claim: (key, owner, ttlMs, now) =>
       guard.write('leases.claim', [key, owner, ttlMs, now], () => inner.claim(key, owner, ttlMs, now)),
     renew: (key, owner, ttlMs, now) =>
@@ -50,4 +59,13 @@ export function wrapLeases(inner: LeaseStore, guard: Guard): LeaseStore {
     get: (key) => guard.read('leases.get', () => inner.get(key)),
     listExpired: (now, limit) => guard.read('leases.listExpired', () => inner.listExpired(now, limit)),
   };
+  const claimMany = inner.claimMany?.bind(inner);
+  if (claimMany !== undefined)
+    wrapped.claimMany = (keys, owner, ttlMs, now) =>
+      guard.write('leases.claimMany', [keys, owner, ttlMs, now], () => claimMany(keys, owner, ttlMs, now));
+  const releaseMany = inner.releaseMany?.bind(inner);
+  if (releaseMany !== undefined)
+    wrapped.releaseMany = (keys, owner) =>
+      guard.write('leases.releaseMany', [keys, owner], () => releaseMany(keys, owner));
+  return wrapped;
 }

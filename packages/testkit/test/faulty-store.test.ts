@@ -74,6 +74,7 @@ describe('faultyStore', () => {
     const stores = faultyStore(openMemoryStores());
     await stores.events.append(started('d'));
     await stores.snapshots.put({ executionId: 'd', seq: 0, state: 's' });
+    await stores.events.takeOverPending?.(['d']);
     await stores.events.acquireFence('d');
     await stores.events.read('d');
     await stores.timers.schedule({ timerId: 't', executionId: 'd', dueAt: 5 });
@@ -89,6 +90,7 @@ describe('faultyStore', () => {
     expect(ops).toEqual([
       'events.append',
       'snapshots.put',
+      'events.takeOverPending',
       'events.acquireFence',
       'timers.schedule',
       'timers.claim',
@@ -99,8 +101,10 @@ describe('faultyStore', () => {
       'leases.renew',
       'leases.release',
     ]);
-    expect(new Set(ops)).toEqual(new Set(WriteOps));
-    expect(stores.writes[3]!.args).toEqual([{ timerId: 't', executionId: 'd', dueAt: 5 }]);
+    // The memory lease store has no batched calls; store-wrappers.test.ts counts them on PostgreSQL.
+    const batched = new Set<string>(['leases.claimMany', 'leases.releaseMany']);
+    expect(new Set(ops)).toEqual(new Set(WriteOps.filter((op) => !batched.has(op))));
+    expect(stores.writes[4]!.args).toEqual([{ timerId: 't', executionId: 'd', dueAt: 5 }]);
   });
 
   it('a custom error for a throw fault, and a bad plan refused naming the field', async () => {

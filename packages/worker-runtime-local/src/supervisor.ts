@@ -17,6 +17,8 @@ import {
   leaseExpired,
   optionalPositiveMs,
   repeatsBlockage,
+  SUPERVISOR_LEADER_KEY,
+  SUPERVISOR_PRESENCE_KEY,
   walkExecutions,
 } from '@skein/workflow-runtime/internal';
 import {
@@ -48,7 +50,10 @@ export interface SupervisorOptions {
   tickFailureDeadlineMs?: number;
   /** Milliseconds since the epoch, for leases and the dead-letter deadline (default: `Date.now`). */
   clock?: () => number;
-  /** Key of the leader lease (default: `supervisor:leader`). */
+  /**
+   * Key of the leader lease (default: `supervisor:leader`). A leader of another key also holds
+   * the `supervisor:leading` lease, so runtimes' in-process maintenance stands aside for it.
+   */
   leaderKey?: string;
   /**
    * Where the supervisor reports what it cannot throw to a caller (default: `console.error`):
@@ -183,7 +188,7 @@ export class Supervisor {
     this.deadlineMs =
       optionalPositiveMs(options.tickFailureDeadlineMs, where, 'tickFailureDeadlineMs') ?? 300_000;
     this.clock = options.clock ?? Date.now;
-    this.leaderKey = options.leaderKey ?? 'supervisor:leader';
+    this.leaderKey = options.leaderKey ?? SUPERVISOR_LEADER_KEY;
     const runtimeShards = Object.values(this.runtime?.fanOutShards ?? {}).filter(
       (store): store is FanOutStore => store !== undefined,
     );
@@ -321,6 +326,8 @@ export class Supervisor {
     await this.idle();
     this.queueClaims?.stop();
     await this.stores.leases.release(this.leaderKey, this.owner);
+    if (this.leaderKey !== SUPERVISOR_LEADER_KEY)
+      await this.stores.leases.release(SUPERVISOR_PRESENCE_KEY, this.owner);
   }
 
   /** Resolves once no work this supervisor started is in flight. */
@@ -436,8 +443,17 @@ export class Supervisor {
     return recovered;
   }
 
+  /**
+   * Claim (or renew) the leader lease. A leader of another key than the default also claims the
+   * presence lease the runtimes' maintenance reads (adr/0093); another such leader may hold it,
+   * which stands for this one too.
+   */
   private async lead(): Promise<boolean> {
-    return (await this.stores.leases.claim(this.leaderKey, this.owner, this.ttlMs, this.clock())) !== null;
+    const { leases } = this.stores;
+    const leads = (await leases.claim(this.leaderKey, this.owner, this.ttlMs, this.clock())) !== null;
+    if (leads && this.leaderKey !== SUPERVISOR_LEADER_KEY)
+      await leases.claim(SUPERVISOR_PRESENCE_KEY, this.owner, this.ttlMs, this.clock());
+    return leads;
   }
 
   private async deadLetter(report: TickReport): Promise<void> {

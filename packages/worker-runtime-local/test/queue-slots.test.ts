@@ -7,7 +7,13 @@
  * run again. Two runtimes on one SQLite file, as two processes would share it.
  */
 import { Supervisor } from '@skein/worker-runtime-local';
-import { defineQueue, defineWorkflow, type QueueDefinition, type Stores } from '@skein/workflow-runtime';
+import {
+  createClient,
+  defineQueue,
+  defineWorkflow,
+  type QueueDefinition,
+  type Stores,
+} from '@skein/workflow-runtime';
 import type { QueueItem } from '@skein/workflow-runtime/spi';
 import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
@@ -60,7 +66,18 @@ const plain = defineWorkflow({
   },
 });
 
-const workflows = [napper, waiter, fragile, chain, plain];
+/** A quick step, then a measured one: a fork from `work` runs the measured step again. */
+const twice = defineWorkflow({
+  name: 'twice',
+  input: z.object({}),
+  async run(ctx) {
+    await ctx.step('prep', () => 'prepared');
+    await ctx.step('work', () => measured(40));
+    return 'twice';
+  },
+});
+
+const workflows = [napper, waiter, fragile, chain, plain, twice];
 
 function node(stores: Stores, queues: QueueDefinition[], supervised = true) {
   const runtime = h.runtime({ stores, workflows, queues, lease: { ttlMs: 2_000 }, maintenance: false });
@@ -187,6 +204,44 @@ describe('every run of a queue execution holds a slot', () => {
       expect([successor?.queue, successor?.partitionKey, successor?.priority]).toEqual(['one', 'p', 3]);
       expect(await db.stores.queues?.get(id)).toBeNull();
       expect(await db.stores.queues?.get(`${id}~1`)).toBeNull();
+    }
+    expect(h.backgroundErrors).toEqual([]);
+  });
+
+  it('a fork of a queue execution joins its queue, partition and priority: forks never run two at once', async () => {
+    gauge.reset();
+    const db = h.db();
+    const q = defineQueue({ name: 'one', concurrency: 1, priority: true });
+    const a = node(db.stores, [q]);
+    a.supervisor?.start();
+    try {
+      const source = await a.runtime.enqueue(
+        twice,
+        {},
+        { executionId: 'src', queue: q, partitionKey: 'p', priority: 2 },
+      );
+      expect(await source.result()).toBe('twice');
+      gauge.reset();
+      // Three forks from the runtime (which would run each at once) and one written by a client.
+      const client = createClient({ stores: db.connect(), workflows });
+      const forks = await Promise.all([
+        ...['k1', 'k2', 'k3'].map((id) => a.runtime.fork('src', { fromStep: 'work', executionId: id })),
+        client.fork('src', { fromStep: 'work', executionId: 'k4' }),
+      ]);
+      expect(await Promise.all(forks.map((fork) => fork.result()))).toEqual([
+        'twice',
+        'twice',
+        'twice',
+        'twice',
+      ]);
+    } finally {
+      await a.supervisor?.stop();
+    }
+    expect(gauge.max).toBe(1);
+    for (const id of ['k1', 'k2', 'k3', 'k4']) {
+      const fork = await a.runtime.loadState(id);
+      expect([fork?.queue, fork?.partitionKey, fork?.priority]).toEqual(['one', 'p', 2]);
+      expect(await db.stores.queues?.get(id)).toBeNull();
     }
     expect(h.backgroundErrors).toEqual([]);
   });

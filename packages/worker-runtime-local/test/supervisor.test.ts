@@ -296,6 +296,34 @@ describe('Supervisor leader lease', () => {
     expect(await db.stores.leases.get('supervisor:leader')).toBeNull();
   });
 
+  it.each([
+    ['the default leader key', undefined],
+    ['a custom leader key', 'team-a:leader'],
+  ])(
+    'a runtime’s in-process maintenance skips its pass while a Supervisor with %s leads',
+    async (_, leaderKey) => {
+      const db = h.db();
+      // The supervised node runs other work; the plain runtime on the same file runs `quick`.
+      const node = h.runtime({ stores: db.stores, workflows: [twoSteps], lease: { ttlMs: 10_000 } });
+      const supervisor = new Supervisor({
+        runtime: node,
+        stores: db.stores,
+        ...(leaderKey === undefined ? {} : { leaderKey }),
+      });
+      expect((await supervisor.tick()).leader).toBe(true);
+      const stores = db.connect();
+      const plain = h.runtime({ stores, workflows: [quick], maintenance: { intervalMs: 20_000 } });
+      const pending = await plain.enqueue(quick, {}, { executionId: 'led' });
+      expect(await plain.maintain()).toEqual({ claimed: [], recovered: [], woken: [] });
+      expect((await pending.state())?.status).toBe('pending');
+      // The supervisor stops and gives its leases up: the next pass does the work.
+      await supervisor.stop();
+      expect((await plain.maintain())?.claimed).toEqual(['led']);
+      expect(await pending.result()).toBe('done');
+      expect(h.backgroundErrors).toEqual([]);
+    },
+  );
+
   it('ticks asked for by freed slots claim pending work without walking the running executions again', async () => {
     const db = h.db();
     const { stores, calls } = watchedLeases(db.stores);

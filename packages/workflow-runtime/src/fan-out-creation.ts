@@ -51,6 +51,22 @@ export interface CreateFanOutOptions {
   seedBatchItems?: number;
 }
 
+/**
+ * The longest stretch of creation work between two turns of the event loop, in ms. A
+ * synchronous source over a synchronous store (SQLite) never awaits anything that is not
+ * already settled, so without a turn no timer would run until the whole plan is seeded: the
+ * process's execution leases and chunk leases would go unrenewed meanwhile.
+ */
+const TURN_EVERY_MS = 5;
+
+/** Let timers and I/O run once (`setImmediate` where there is one: no 1 ms clamp). */
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => {
+    if (typeof setImmediate === 'function') setImmediate(resolve);
+    else setTimeout(resolve, 0);
+  });
+}
+
 /** Items seeded per store transaction unless {@link CreateFanOutOptions.seedBatchItems} says otherwise. */
 export const DEFAULT_SEED_BATCH_ITEMS = 2_000;
 
@@ -100,9 +116,15 @@ async function seedAndDispatch(
   let chunkId = row.seededChunks;
   let seededItems = row.seededItems;
   let renewedAt = clock();
+  let turnedAt = performance.now();
   for (let ended = false; !ended; ) {
     const seeds: ChunkSeed[] = [];
     while (seeds.length < perBatch) {
+      // Between pages: give the event loop a turn once every TURN_EVERY_MS of work.
+      if (performance.now() - turnedAt >= TURN_EVERY_MS) {
+        await nextTurn();
+        turnedAt = performance.now();
+      }
       const inputs = await readPage(options, chunkId + seeds.length, clock);
       if (inputs.length > 0) seeds.push(seedOf(options, chunkId + seeds.length, inputs, clock()));
       if (inputs.length < plan.chunkSize) {

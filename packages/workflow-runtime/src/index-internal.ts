@@ -61,6 +61,8 @@ export {
   type ExecutionLeasesDeps,
   executionLeaseKey,
   type FirstAppendSource,
+  SUPERVISOR_LEADER_KEY,
+  SUPERVISOR_PRESENCE_KEY,
 } from './leases.js';
 export { toEnvelope } from './load-state.js';
 export {

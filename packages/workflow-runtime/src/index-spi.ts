@@ -6,6 +6,7 @@
  */
 export { checkAppend, type ExecutionHead } from './append-checks.js';
 export { blockageStands, MAX_BLOCKAGE_MESSAGE } from './blockage.js';
+export { CloseHooks } from './close-hooks.js';
 export { decodeCursor, encodeCursor } from './cursor.js';
 export { reopensTerminal, type StoredEvent, statusAfter } from './events.js';
 export {

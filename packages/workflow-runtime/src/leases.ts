@@ -19,6 +19,16 @@ export interface LeaseOptions {
   owner?: string;
 }
 
+/** The key of the lease a leading `Supervisor` holds, unless given another `leaderKey`. */
+export const SUPERVISOR_LEADER_KEY = 'supervisor:leader';
+
+/**
+ * The lease a leading `Supervisor` with another `leaderKey` also holds (adr/0093), so that the
+ * runtimes' in-process maintenance sees it lead whatever its key. Leaders of several keys share
+ * it: whichever claims it first renews it while it leads; the others claim it once it lapses.
+ */
+export const SUPERVISOR_PRESENCE_KEY = 'supervisor:leading';
+
 /** The `LeaseStore` key of an execution's lease: `execution:<id>`. */
 export function executionLeaseKey(executionId: string): string {
   return `execution:${executionId}`;

@@ -10,12 +10,9 @@ import { z } from 'zod';
 import { backingOff, repeatsBlockage } from './blockage.js';
 import { InvalidInputError } from './errors.js';
 import { leaseExpired } from './lease-expired.js';
-import { executionLeaseKey } from './leases.js';
+import { executionLeaseKey, SUPERVISOR_LEADER_KEY, SUPERVISOR_PRESENCE_KEY } from './leases.js';
 import { walkExecutions } from './recover-abandoned.js';
 import type { ExecutionSummary, Stores } from './spi.js';
-
-/** The key of the lease a leading `Supervisor` holds (its default `leaderKey`). */
-const SUPERVISOR_LEADER_KEY = 'supervisor:leader';
 
 /** Options of the in-process maintenance (`createRuntime({ maintenance })`). */
 export interface MaintenanceOptions {
@@ -137,12 +134,15 @@ export class Maintenance {
   }
 
   /**
-   * True while a `Supervisor` leads over these stores (another owner holds its leader lease,
-   * unexpired): the supervisors do this work, so the pass is skipped (adr/0087).
+   * True while a `Supervisor` leads over these stores (another owner holds the default leader
+   * lease, or the presence lease a leader of another key holds, unexpired): the supervisors do
+   * this work, so the pass is skipped (adr/0087, adr/0093).
    */
   private async supervised(): Promise<boolean> {
-    const leader = await this.deps.stores.leases.get(SUPERVISOR_LEADER_KEY);
-    return leader !== null && leader.owner !== this.deps.owner && leader.expiresAt > this.deps.clock();
+    const { leases } = this.deps.stores;
+    const held = await Promise.all([leases.get(SUPERVISOR_LEADER_KEY), leases.get(SUPERVISOR_PRESENCE_KEY)]);
+    const now = this.deps.clock();
+    return held.some((lease) => lease !== null && lease.owner !== this.deps.owner && lease.expiresAt > now);
   }
 
   private free(): number {

@@ -132,6 +132,8 @@ export class Runtime {
   private readonly observers: Observers | undefined;
   /** The in-process maintenance, or undefined when it is off (adr/0042). */
   private maintenance: Maintenance | undefined;
+  /** Unregisters the stop of the maintenance from the stores' close (`Stores.beforeClose`). */
+  private unhookMaintenance: (() => void) | undefined;
   /** The queues `enqueue({ queue })` may name (docs/queues.md). */
   readonly queues: QueueRegistry;
   /**
@@ -267,7 +269,18 @@ export class Runtime {
       },
       options,
     );
+    // Closing the stores before this runtime stops the maintenance first (and waits for the
+    // runs it started), so no pass meets a closed connection.
+    this.unhookMaintenance = this.stores.beforeClose?.(() => this.endMaintenance({ waitForRuns: true }));
     this.maintenance.start();
+  }
+
+  private async endMaintenance(options: { waitForRuns: boolean }): Promise<void> {
+    const maintenance = this.maintenance;
+    this.maintenance = undefined;
+    this.unhookMaintenance?.();
+    this.unhookMaintenance = undefined;
+    await maintenance?.stop(options);
   }
 
   /**
@@ -284,9 +297,7 @@ export class Runtime {
    * runtime). Resolves once the pass in progress has ended; runs it started go on.
    */
   async stopMaintenance(): Promise<void> {
-    const maintenance = this.maintenance;
-    this.maintenance = undefined;
-    await maintenance?.stop({ waitForRuns: false });
+    await this.endMaintenance({ waitForRuns: false });
   }
 
   /** The registered definition of `workflow` at `version` (default: newest). */
@@ -924,7 +935,7 @@ export class Runtime {
    * meanwhile (children). A closed runtime resumes nothing. The stores stay open.
    */
   async close(): Promise<void> {
-    await this.maintenance?.stop({ waitForRuns: true });
+    await this.endMaintenance({ waitForRuns: true });
     this.closed = true;
     this.wakeTimers.clear();
     this.lifecycle.resident.clear();

@@ -369,6 +369,13 @@ export interface Stores {
    * `ctx.fanOut` (default: none, and fan-outs are refused; every store of this repository has them).
    */
   fanOuts?: FanOutStore;
+  /**
+   * Optional: register `hook` as work `close()` does first, before it releases anything; returns
+   * the function that unregisters it. A runtime registers the stop of its in-process maintenance
+   * here, so closing the stores before the runtime never leaves a pass on a closed connection
+   * (every store of this repository has it; `CloseHooks` implements it).
+   */
+  beforeClose?(hook: () => Promise<void>): () => void;
   /** Release connections and files. */
   close(): void | Promise<void>;
 }

@@ -22,6 +22,7 @@ import type {
   ExecutionPage,
   ExecutionSummary,
   ListExecutionsQuery,
+  PendingTakeover,
 } from './spi.js';
 import { TENANT_SCOPE, type TenantScoped, tenantPrefix } from './tenancy.js';
 
@@ -36,6 +37,8 @@ import { TENANT_SCOPE, type TenantScoped, tenantPrefix } from './tenancy.js';
 export class TenantScopedEventStore implements EventStore, TenantScoped {
   private readonly prefix: string;
   readonly [TENANT_SCOPE]: string;
+  /** The inner store's `takeOverPending` over the tenant's ids; absent when the inner store has none. */
+  readonly takeOverPending?: (executionIds: readonly string[]) => Promise<PendingTakeover[]>;
 
   /** @param tenant a non-empty, well-formed tenant name without `/`. */
   constructor(
@@ -44,6 +47,32 @@ export class TenantScopedEventStore implements EventStore, TenantScoped {
   ) {
     this.prefix = tenantPrefix(tenant, 'TenantScopedEventStore');
     this[TENANT_SCOPE] = tenant;
+    const takeOverPending = inner.takeOverPending?.bind(inner);
+    if (takeOverPending !== undefined)
+      this.takeOverPending = (ids) => this.takeOverPendingWith(takeOverPending, ids);
+  }
+
+  private async takeOverPendingWith(
+    takeOverPending: (executionIds: readonly string[]) => Promise<PendingTakeover[]>,
+    executionIds: readonly string[],
+  ): Promise<PendingTakeover[]> {
+    let taken: PendingTakeover[];
+    try {
+      taken = await takeOverPending(executionIds.map((id) => this.scope(id)));
+    } catch (error) {
+      const named =
+        error instanceof Error ? (error as Error & { executionId?: unknown }).executionId : undefined;
+      if (typeof named !== 'string' || !named.startsWith(this.prefix)) throw error;
+      throw rescope(error, named, named.slice(this.prefix.length));
+    }
+    return taken.map(({ executionId, fence, events }) => {
+      const unscoped = executionId.slice(this.prefix.length);
+      return {
+        executionId: unscoped,
+        fence,
+        events: events.map((event) => ({ ...event, executionId: unscoped })),
+      };
+    });
   }
 
   append(request: AppendRequest): Promise<AppendResult> {

@@ -59,12 +59,33 @@ export class TenantScopedLeaseStore implements LeaseStore, TenantScoped {
   private readonly prefix: string;
   readonly [TENANT_SCOPE]: string;
 
+  /** The inner store's `claimMany` over the tenant's keys; absent when the inner store has none. */
+  readonly claimMany?: LeaseStore['claimMany'];
+  /** The inner store's `releaseMany` over the tenant's keys; absent when the inner store has none. */
+  readonly releaseMany?: LeaseStore['releaseMany'];
+
   constructor(
     private readonly inner: LeaseStore,
     tenant: string,
   ) {
     this.prefix = tenantPrefix(tenant, 'TenantScopedLeaseStore');
     this[TENANT_SCOPE] = tenant;
+    const claimMany = inner.claimMany?.bind(inner);
+    if (claimMany !== undefined)
+      this.claimMany = async (keys, owner, ttlMs, now) =>
+        this.unscopeKeys(await claimMany(this.scopeKeys(keys), owner, ttlMs, now));
+    const releaseMany = inner.releaseMany?.bind(inner);
+    if (releaseMany !== undefined)
+      this.releaseMany = async (keys, owner) =>
+        this.unscopeKeys(await releaseMany(this.scopeKeys(keys), owner));
+  }
+
+  private scopeKeys(keys: readonly string[]): string[] {
+    return keys.map((key) => this.prefix + key);
+  }
+
+  private unscopeKeys(keys: readonly string[]): string[] {
+    return keys.map((key) => key.slice(this.prefix.length));
   }
 
   async claim(key: string, owner: string, ttlMs: number, now: number): Promise<Lease | null> {
@@ -232,6 +253,7 @@ export function tenantScopedStores(stores: Stores, tenant: string): Stores {
     ...(stores.blockages === undefined
       ? {}
       : { blockages: new TenantScopedBlockageStore(stores.blockages, tenant) }),
+    ...(stores.beforeClose === undefined ? {} : { beforeClose: stores.beforeClose.bind(stores) }),
     close: () => stores.close(),
   };
 }

@@ -1,4 +1,5 @@
 /** In-memory implementations of every store SPI. */
+import { CloseHooks } from '../close-hooks.js';
 import type { Stores } from '../spi.js';
 import { MemoryBlockageStore } from './memory-blockage-store.js';
 import { MemoryEventStore, type MemoryEventStoreOptions } from './memory-event-store.js';
@@ -37,6 +38,7 @@ export interface MemoryStores extends Stores {
 export function openMemoryStores(options: MemoryEventStoreOptions = {}): MemoryStores {
   const outbox = options.outbox ?? new MemoryOutboxStore();
   const events = new MemoryEventStore({ ...options, outbox });
+  const hooks = new CloseHooks();
   return {
     events,
     outbox,
@@ -48,6 +50,7 @@ export function openMemoryStores(options: MemoryEventStoreOptions = {}): MemoryS
     queues: new MemoryQueueStore(),
     schedules: new MemoryScheduleStore(),
     blockages: new MemoryBlockageStore(),
-    close() {},
+    beforeClose: (hook) => hooks.add(hook),
+    close: () => hooks.run(),
   };
 }

@@ -61,7 +61,7 @@ export function usesQueue(options: QueueEnqueueOptions): boolean {
 }
 
 /** The queue store of `stores`, or `InvalidInputError` naming what is missing. */
-export function queueStoreOf(stores: Stores, where: string): QueueStore {
+export function queueStoreOf(stores: Pick<Stores, 'queues'>, where: string): QueueStore {
   if (stores.queues === undefined)
     throw new InvalidInputError(where, [{ path: 'stores.queues', message: 'these stores keep no queues' }]);
   return stores.queues;
