@@ -21,7 +21,6 @@ import { createRuntime, type FanOutStore } from '@skein/workflow-runtime';
 import { createFanOut, fanOutSettled } from '@skein/workflow-runtime/internal';
 import { chunkReadyTopic, type FanOutPlan } from '@skein/workflow-runtime/spi';
 import pg from 'pg';
-import { Connection } from 'rabbitmq-client';
 import { dbos } from '../engines/dbos.js';
 import type { EngineSpec } from '../engines/engine.js';
 import { withEngine, withTarget } from '../engines/lifecycle.js';
@@ -183,13 +182,11 @@ async function dropSchema(schema: string): Promise<void> {
 }
 
 async function dropTopology(prefix: string): Promise<void> {
-  const connection = new Connection({ url: AMQP_URL });
-  connection.on('error', () => undefined);
-  for (const queue of [`${prefix}.${chunkReadyTopic('main')}`, `${prefix}.quarantine`])
-    await connection.queueDelete({ queue }).catch(() => undefined);
-  for (const exchange of [prefix, `${prefix}.quarantine`])
-    await connection.exchangeDelete({ exchange }).catch(() => undefined);
-  await connection.close();
+  await AmqpTransport.deleteTopology({
+    url: AMQP_URL,
+    prefix,
+    topics: ['execution.pending', chunkReadyTopic('main')],
+  });
 }
 
 /**

@@ -7,7 +7,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AmqpTransport, retryCeilings, topologyOf } from '@skein/broker-amqp';
+import { AmqpTransport } from '@skein/broker-amqp';
 import { openPostgresStores } from '@skein/store-postgres';
 import { openSqliteStores } from '@skein/store-sqlite';
 import { OutboxPublisher } from '@skein/worker-runtime-local';
@@ -52,14 +52,7 @@ const prefixOf = (what: string) =>
 
 /** Delete a prefix's queues and exchanges, the retry queues of the default backoff among them. */
 async function dropTopology(prefix: string, topics: readonly string[]): Promise<void> {
-  const t = topologyOf(prefix);
-  const retries = retryCeilings({ initialMs: 200, maxMs: 30_000 }).map((ms) => t.retryQueueOf(ms));
-  const connection = new Connection({ url: AMQP_URL });
-  for (const queue of [...topics.map((topic) => t.queueOf(topic)), t.quarantineQueue, ...retries])
-    await connection.queueDelete({ queue }).catch(() => undefined);
-  for (const exchange of [t.exchange, t.quarantineExchange, t.retryExchange])
-    await connection.exchangeDelete({ exchange }).catch(() => undefined);
-  await connection.close();
+  await AmqpTransport.deleteTopology({ url: AMQP_URL, prefix, topics });
 }
 
 /**

@@ -148,6 +148,41 @@ export class AmqpTransport implements Transport {
   }
 
   /**
+   * Delete a prefix's exchanges and queues, with every message in them: the queues of
+   * `topics` (default: `['execution.pending']`; name every topic consumed under the prefix),
+   * the quarantine, and the retry queues of `retry`'s backoff. For tearing down a prefix
+   * nothing uses any more (a test's, a bench's); a transport still connected to it would
+   * re-declare its topology on its next reconnection. Deleting what is not there is not an
+   * error. Options are checked as `connect` checks them.
+   * @example
+   * await transport.close();
+   * await AmqpTransport.deleteTopology({ prefix: 'skein-job-42', topics: ['execution.pending', 'fanout.chunk.main'] });
+   */
+  static async deleteTopology(options: AmqpTransportOptions): Promise<void> {
+    const resolved = resolve(options);
+    const t = topologyOf(resolved.prefix);
+    const d = declarations(t, resolved.topics ?? ['execution.pending'], retryCeilings(resolved.backoff));
+    const connection = new Connection({
+      url: resolved.url,
+      connectionName: resolved.connectionName,
+      acquireTimeout: resolved.connectTimeoutMs,
+      connectionTimeout: resolved.connectTimeoutMs,
+    });
+    connection.on('error', (error) => resolved.onError?.(error, 'AmqpTransport.deleteTopology: connection'));
+    try {
+      await connection.onConnect(resolved.connectTimeoutMs, true).catch((error: unknown) => {
+        throw new BrokerUnavailableError(`connect to ${redact(resolved.url)}`, resolved.connectTimeoutMs, {
+          cause: error,
+        });
+      });
+      for (const { queue } of d.queues) await connection.queueDelete({ queue });
+      for (const { exchange } of d.exchanges) await connection.exchangeDelete({ exchange });
+    } finally {
+      await connection.close();
+    }
+  }
+
+  /**
    * Publish each message persistent and mandatory, and say what the broker answered (O2). All
    * of them go out at once, their frames in a few socket writes (`corked`); once every confirm
    * (or failure) is in, one turn of the event loop lets the broker's returns arrive (see

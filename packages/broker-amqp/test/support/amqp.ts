@@ -6,7 +6,7 @@
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { AmqpTransport, type AmqpTransportOptions, retryCeilings, topologyOf } from '@skein/broker-amqp';
+import { AmqpTransport, type AmqpTransportOptions } from '@skein/broker-amqp';
 import { Connection } from 'rabbitmq-client';
 import { it } from 'vitest';
 
@@ -72,19 +72,13 @@ export async function deleteTopology(
   topics: readonly string[],
   retry = TEST_RETRY,
 ): Promise<void> {
-  const t = topologyOf(prefix);
-  const ceilings = retryCeilings(retry);
-  const connection = new Connection({ url: AMQP_URL });
-  connection.on('error', () => undefined);
-  try {
-    const retryQueues = ceilings.map((ms) => t.retryQueueOf(ms));
-    for (const queue of [...topics.map((topic) => t.queueOf(topic)), t.quarantineQueue, ...retryQueues])
-      await connection.queueDelete({ queue }).catch(() => undefined);
-    for (const exchange of [t.exchange, t.quarantineExchange, t.retryExchange])
-      await connection.exchangeDelete({ exchange }).catch(() => undefined);
-  } finally {
-    await connection.close();
-  }
+  await AmqpTransport.deleteTopology({
+    url: AMQP_URL,
+    prefix,
+    topics,
+    retry,
+    connectionName: `skeintest:${prefix}`,
+  });
 }
 
 const run = promisify(execFile);
