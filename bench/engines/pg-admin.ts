@@ -12,7 +12,8 @@ export function databaseUrl(name: string): string {
   return url.toString();
 }
 
-async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
+/** Run `fn` on a connection of its own to the bench's server, closed afterwards. */
+export async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: PG_URL });
   await client.connect();
   try {

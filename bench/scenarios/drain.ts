@@ -8,12 +8,12 @@
 import { openPostgresStores } from '@skein/store-postgres';
 import { Supervisor } from '@skein/worker-runtime-local';
 import { createRuntime } from '@skein/workflow-runtime';
-import pg from 'pg';
 import {
   countPgStatementNames,
   pgStatementsByName,
   statementsBetween,
 } from '../counting/pg-statement-names.js';
+import { admin } from '../engines/pg-admin.js';
 import { stepsWorkflow } from '../engines/skein.js';
 import { median, nowMs, throughput } from '../measure.js';
 import type { Row } from '../report.js';
@@ -41,16 +41,6 @@ export interface Drain {
   enqueueStatements: Map<string, number>;
   /** Statements sent from the supervisor's start to the last execution's end, by name. */
   drainStatements: Map<string, number>;
-}
-
-async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: PG_URL });
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end();
-  }
 }
 
 /** Statements of the bench itself (its drain poll), left out of the counts. */
