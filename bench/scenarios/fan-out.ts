@@ -151,26 +151,28 @@ export async function onPostgres(total: number, workers: number): Promise<number
   const schema = `skein_bench_fanout_${process.pid}_${workers}`;
   const prefix = `skeinbench.fanout.${process.pid}.${workers}`;
   const stores = await openPostgresStores({ url: PG_URL, schema, poolSize: 8 });
-  const transport = await AmqpTransport.connect({ url: AMQP_URL, prefix, onError: () => {} });
-  const publisher = new OutboxPublisher({
-    stores,
-    transport,
-    batchSize: 500,
-    pollIntervalMs: 5,
-    wakeups: stores.wakeups,
-  });
   const children: ChildProcess[] = [];
+  let transport: AmqpTransport | undefined;
+  let publisher: OutboxPublisher | undefined;
   try {
+    transport = await AmqpTransport.connect({ url: AMQP_URL, prefix, onError: () => {} });
+    publisher = new OutboxPublisher({
+      stores,
+      transport,
+      batchSize: 500,
+      pollIntervalMs: 5,
+      wakeups: stores.wakeups,
+    });
     for (let i = 0; i < workers; i++) children.push(await spawnWorker(['postgres', schema, prefix]));
     publisher.start();
     return await endToEnd(stores.fanOuts, 'f1', total);
   } finally {
     await stopAll(children);
-    await publisher.stop();
-    await transport.close();
+    await publisher?.stop();
+    await transport?.close();
     await stores.close();
     await dropSchema(schema);
-    await dropTopology(prefix);
+    if (transport) await dropTopology(prefix);
   }
 }
 
