@@ -4,7 +4,8 @@
  * live nodes. A global limit holds while nodes are SIGKILLed and replaced; slots of killed nodes
  * come back within the lease TTL (no deadlock); a rate limit holds in every window; a schedule
  * fires once per due time, none missed, while its nodes are killed and restarted; a backlog of
- * 100 000 executions in one queue does not delay another queue's work.
+ * 100 000 executions in one queue does not delay another queue's work; 100 partition keys share
+ * a combined limit round-robin beside one busy key; priority order holds whichever node claims.
  */
 import { openPostgresStores, type PostgresStores } from '@skein/store-postgres';
 import { createRuntime, type Runtime } from '@skein/workflow-runtime';
@@ -17,7 +18,9 @@ import {
   limited,
   napWorkflow,
   queueWorkflow,
+  ranked,
   rated,
+  shared,
   single,
   tickerSchedule,
   urgent,
@@ -59,7 +62,7 @@ async function arena(): Promise<Arena> {
   const client = createRuntime({
     stores,
     workflows: [workflow, napWorkflow(probe)],
-    queues: [limited, rated, urgent, single],
+    queues: [limited, rated, urgent, single, shared, ranked],
     schedules: [tickerSchedule(workflow)],
     // A runtime that registers workflows maintains its stores by default (adr/0042): it would
     // claim pending executions (a schedule's, between the leader's enqueue and a node's claim)
@@ -296,6 +299,84 @@ whenPostgres(() => {
       expect(rows[0]!.n).toBeGreaterThanOrEqual(12); // both steps of each, on whichever node admitted it
       const { rows: left } = await a.sql.query('SELECT execution_id FROM skein_queue_items');
       expect(left).toEqual([]);
+    }, 120_000);
+
+    it('fairness: 100 partition keys under a combined limit each progress within a bound beside one busy key', async () => {
+      const a = await arena();
+      const workflow = a.client.workflow('q-work');
+      // The busy key is enqueued first, all of it: a queue served in enqueue order would run it all first.
+      for (let i = 0; i < 200; i++)
+        await a.client.enqueue(
+          workflow,
+          { queue: 'shared', ms: 5 },
+          { queue: shared, partitionKey: 'busy', executionId: `busy-${i}` },
+        );
+      const keys = Array.from({ length: 100 }, (_, i) => `k${String(i).padStart(3, '0')}`);
+      for (const round of [0, 1])
+        for (const key of keys)
+          await a.client.enqueue(
+            workflow,
+            { queue: 'shared', ms: 5 },
+            { queue: shared, partitionKey: key, executionId: `${key}-${round}` },
+          );
+      const sampler = sampleActive(a);
+      for (let i = 0; i < 3; i++) a.nodes.spawn();
+      await Promise.all(a.nodes.all.map((node) => node.ready));
+      await untilCompleted(a, 400, 90_000);
+      const { max } = await sampler.stop();
+      await ranOnlyOnNodes(a);
+      const { rows } = await a.sql.query<{ id: string; pid: number }>(
+        'SELECT execution_id AS id, pid FROM q_starts ORDER BY at_ms, execution_id',
+      );
+      const order = rows.map((row) => row.id);
+      expect(new Set(order).size).toBe(400);
+      expect(new Set(rows.map((row) => row.pid)).size).toBeGreaterThan(1); // more than one process claimed
+      expect(max).toBeLessThanOrEqual(6);
+      // Round-robin over 101 partitions: a key's n-th item starts within the first n × 101
+      // starts, plus what the three nodes' claims in flight may hand out around it.
+      const slack = 3 * 6;
+      for (const key of keys) {
+        expect(order.indexOf(`${key}-0`)).toBeLessThan(101 + slack);
+        expect(order.indexOf(`${key}-1`)).toBeLessThan(2 * 101 + slack);
+      }
+      // The busy key got its share too, never all of it first.
+      const busyEarly = order.slice(0, 101).filter((id) => id.startsWith('busy-')).length;
+      expect(busyEarly).toBeGreaterThanOrEqual(1);
+      expect(busyEarly).toBeLessThanOrEqual(slack);
+    }, 120_000);
+
+    it('priority order is honoured across processes: lower priority first, whichever node claims', async () => {
+      const a = await arena();
+      const workflow = a.client.workflow('q-work');
+      const nodes = [a.nodes.spawn(), a.nodes.spawn(), a.nodes.spawn()];
+      await Promise.all(nodes.map((node) => node.ready));
+      // A blocker holds the one slot while the rest are enqueued in a shuffled order.
+      await a.client.enqueue(
+        workflow,
+        { queue: 'ranked', ms: 1_000 },
+        { queue: ranked, priority: 0, executionId: 'blocker' },
+      );
+      const deadline = Date.now() + 30_000;
+      while ((await a.sql.query("SELECT 1 FROM q_active WHERE execution_id = 'blocker'")).rowCount === 0) {
+        if (Date.now() > deadline) throw new Error(`the blocker never ran; nodes said:\n${a.nodes.stderr}`);
+        await sleep(10);
+      }
+      const priorities = [7, 3, 9, 1, 5, 8, 2, 6, 4, 10, 12, 11];
+      for (const priority of priorities)
+        await a.client.enqueue(
+          workflow,
+          { queue: 'ranked', ms: 20 },
+          { queue: ranked, priority, executionId: `p-${String(priority).padStart(2, '0')}` },
+        );
+      expect((await a.sql.query("SELECT 1 FROM q_active WHERE execution_id = 'blocker'")).rowCount).toBe(1);
+      await untilCompleted(a, priorities.length + 1, 60_000);
+      await ranOnlyOnNodes(a);
+      const { rows } = await a.sql.query<{ id: string; pid: number }>(
+        "SELECT execution_id AS id, pid FROM q_starts WHERE execution_id <> 'blocker' ORDER BY at_ms",
+      );
+      const expected = [...priorities].sort((x, y) => x - y).map((p) => `p-${String(p).padStart(2, '0')}`);
+      expect(rows.map((row) => row.id)).toEqual(expected);
+      expect(new Set(rows.map((row) => row.pid)).size).toBeGreaterThan(1); // several nodes took turns
     }, 120_000);
 
     it("a 100,000-execution backlog in one queue does not delay another queue's work", async () => {

@@ -14,7 +14,9 @@ import {
   limited,
   napWorkflow,
   queueWorkflow,
+  ranked,
   rated,
+  shared,
   single,
   TICK_MS,
   tickerSchedule,
@@ -50,7 +52,7 @@ const workflow = queueWorkflow(probe);
 const runtime = createRuntime({
   stores,
   workflows: [workflow, napWorkflow(probe)],
-  queues: [limited, rated, urgent, single],
+  queues: [limited, rated, urgent, single, shared, ranked],
   schedules: mode === 'schedule' ? [tickerSchedule(workflow)] : [],
   lease: { ttlMs: LEASE_TTL_MS, owner: `node-${process.pid}` },
   onError: report,

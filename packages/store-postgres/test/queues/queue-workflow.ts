@@ -2,7 +2,8 @@
  * The queue tests' workflow, queues and settings, shared by the test and its node processes.
  * The step records itself in `q_active` while it runs (deleted when it ends) and its start in
  * `q_starts`, both with the node's pid: the test samples `q_active` of live pids continuously
- * for the global limit, and reads `q_starts` for the rate windows.
+ * for the global limit, and reads `q_starts` for the rate windows, the order of starts between
+ * partition keys and the priority order.
  */
 import { defineQueue, defineSchedule, defineWorkflow } from '@skein/workflow-runtime';
 import { z } from 'zod';
@@ -19,6 +20,10 @@ export const urgent = defineQueue({ name: 'urgent', concurrency: 2 });
 /** One slot for the whole queue: the nappers' steps, before and after their sleeps, run one at a time. */
 export const single = defineQueue({ name: 'single', concurrency: 1 });
 /** A rate limit across every node; each node holds at most 2 slots, so several nodes share a window. */
+/** 100 and more partition keys under one combined limit, one slot per key: round-robin between keys. */
+export const shared = defineQueue({ name: 'shared', concurrency: 6, partition: { concurrency: 1 } });
+/** One slot, handed out by priority (lower first). */
+export const ranked = defineQueue({ name: 'ranked', concurrency: 1, priority: true });
 export const rated = defineQueue({
   name: 'rated',
   workerConcurrency: 2,
