@@ -249,32 +249,17 @@ export function takenMessageIdsQuery(request: AppendRequest): Query {
 }
 
 /**
- * Mark many claimed deliveries published in one statement; returns the ids it marked. Each row
- * is found by its primary key (`message_id = ANY`), whatever the planner thinks of the pending
- * rows: a join of the pairs with the table let a stale estimate walk every pending delivery.
- * The common case, one claim's deliveries under one token, compares that one token; mixed
- * tokens are paired id by id, so a token settles only the delivery it was given for.
+ * Mark many claimed deliveries published in one statement; returns the ids it marked. Each id
+ * is paired with its own token, so a token settles only the delivery it was given for.
  */
 export function publishAllQuery(claims: readonly { id: string; token: string }[], now: number): Query {
-  const ids = claims.map((c) => c.id);
-  const token = claims[0]?.token;
-  if (claims.every((c) => c.token === token))
-    return {
-      name: 'skein_outbox_publish_claim',
-      text:
-        `WITH ${ASYNC_COMMIT} UPDATE skein_outbox_deliveries SET status = 'published', claim_token = NULL, ` +
-        "settled_at = $3 FROM async WHERE message_id = ANY ($1::text[]) AND status = 'pending' " +
-        'AND claim_token = $2 RETURNING message_id AS id',
-      values: [ids, token, now],
-    };
   return {
     name: 'skein_outbox_publish_all',
     text:
       `WITH ${ASYNC_COMMIT} UPDATE skein_outbox_deliveries d SET status = 'published', claim_token = NULL, ` +
       'settled_at = $3 FROM async, unnest($1::text[], $2::text[]) AS c (i, t) ' +
-      "WHERE d.message_id = ANY ($1::text[]) AND d.message_id = c.i AND d.status = 'pending' " +
-      'AND d.claim_token = c.t RETURNING d.message_id AS id',
-    values: [ids, claims.map((c) => c.token), now],
+      "WHERE d.message_id = c.i AND d.status = 'pending' AND d.claim_token = c.t RETURNING d.message_id AS id",
+    values: [claims.map((c) => c.id), claims.map((c) => c.token), now],
   };
 }
 
