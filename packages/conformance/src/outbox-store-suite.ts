@@ -199,6 +199,24 @@ export function outboxStoreSuite({ name, open }: OutboxStoreSuiteOptions): void 
     );
 
     it(
+      'markPublishedAll under one lapsed token settles only the deliveries that token still holds',
+      run(async ({ outbox }) => {
+        await outbox.write([message('t', 'a'), message('t', 'b', 1_001), message('t', 'c', 1_002)]);
+        const first = await outbox.claim(claimOf(1_010));
+        expect(first.map((d) => d.key)).toEqual(['a', 'b', 'c']);
+        // The claim lapses; another claimer takes the two oldest under a token of its own.
+        const second = await outbox.claim(claimOf(2_100, 2));
+        expect(second.map((d) => d.key)).toEqual(['a', 'b']);
+        const stale = first.map((d) => ({ id: d.id, token: d.claimToken }));
+        expect(await outbox.markPublishedAll(stale, 2_200)).toEqual([false, false, true]);
+        expect((await outbox.list({ status: 'published' })).map((d) => d.key)).toEqual(['c']);
+        const current = second.map((d) => ({ id: d.id, token: d.claimToken }));
+        expect(await outbox.markPublishedAll(current, 2_300)).toEqual([true, true]);
+        expect(await outbox.list({ status: 'pending' })).toEqual([]);
+      }),
+    );
+
+    it(
       "a crashed claimer's claim comes back when the window passes; the old token is then powerless",
       run(async ({ outbox }) => {
         const m = message('t', 'k');

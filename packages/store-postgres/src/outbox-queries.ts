@@ -8,6 +8,15 @@ const DELIVERY_COLUMNS =
   'd.settled_at AS "settledAt", e.headers';
 const JOINED = 'skein_outbox_deliveries d JOIN skein_outbox_events e ON e.message_id = d.message_id';
 
+/**
+ * A CTE \`async\` that commits its statement without waiting for the WAL flush (ADR 0095): the
+ * relay's claims and settlements. A server crash may forget the last few of them, which only
+ * makes deliveries claimable again and published twice (at least once, O3); nothing is marked
+ * published without a confirm (O2), and the messages themselves still commit synchronously
+ * with their append (O1). A statement must read \`async\` (PostgreSQL skips an unread SELECT CTE).
+ */
+const ASYNC_COMMIT = "async AS (SELECT set_config('synchronous_commit', 'off', true) AS setting)";
+
 /** The message columns of `messages` as arrays, from parameter `$first` on (seven of them). */
 export function messageArrays(messages: readonly OutboxMessage[]): unknown[] {
   return [
@@ -117,7 +126,8 @@ export function claimQuery(
   return {
     name: 'skein_outbox_claim',
     text: `
-WITH picked AS (
+WITH ${ASYNC_COMMIT},
+picked AS (
   SELECT message_id, attempts, last_error, available_at FROM skein_outbox_deliveries
   WHERE status = 'pending' AND available_at <= $1 AND ($6::text[] IS NULL OR topic = ANY ($6::text[]))
   ORDER BY available_at, message_id
@@ -138,7 +148,7 @@ claimed AS (
 )
 SELECT c.message_id AS id, e.topic, e.key, e.payload, e.created_at AS "createdAt", c.attempts,
   c.last_error AS "lastError", e.headers
-FROM claimed c JOIN skein_outbox_events e ON e.message_id = c.message_id
+FROM claimed c JOIN skein_outbox_events e ON e.message_id = c.message_id CROSS JOIN async
 ORDER BY c.was_available_at, c.message_id`,
     values: [now, limit, token, until, max, topics],
   };
@@ -238,13 +248,16 @@ export function takenMessageIdsQuery(request: AppendRequest): Query {
   };
 }
 
-/** Mark many claimed deliveries published in one statement; returns the ids it marked. */
+/**
+ * Mark many claimed deliveries published in one statement; returns the ids it marked. Each id
+ * is paired with its own token, so a token settles only the delivery it was given for.
+ */
 export function publishAllQuery(claims: readonly { id: string; token: string }[], now: number): Query {
   return {
     name: 'skein_outbox_publish_all',
     text:
-      "UPDATE skein_outbox_deliveries d SET status = 'published', claim_token = NULL, settled_at = $3 " +
-      'FROM unnest($1::text[], $2::text[]) AS c (i, t) ' +
+      `WITH ${ASYNC_COMMIT} UPDATE skein_outbox_deliveries d SET status = 'published', claim_token = NULL, ` +
+      'settled_at = $3 FROM async, unnest($1::text[], $2::text[]) AS c (i, t) ' +
       "WHERE d.message_id = c.i AND d.status = 'pending' AND d.claim_token = c.t RETURNING d.message_id AS id",
     values: [claims.map((c) => c.id), claims.map((c) => c.token), now],
   };
