@@ -90,6 +90,8 @@ describe.each(backings)('the step path on %s', (_name, openBacking) => {
       expect('destination' in info).toBe(false);
       expect('share' in info).toBe(false);
       expect(info.destination).toBeUndefined();
+      // The signal is a getter on the class, not an own key: listing the info makes no signal.
+      expect(Object.keys(info)).toEqual(['attempt', 'rerun', 'executionId']);
     }
   });
 });
