@@ -243,7 +243,8 @@ export class RunLifecycle {
         run: true,
         inputParsed: true,
       });
-      if (begun !== 'exists') return (await begun.outcome).state;
+      // Handed on, not awaited: this frame need not stay alive for the whole run (adr/0097).
+      if (begun !== 'exists') return begun.outcome.then(stateOf);
       current = await this.loadState(parsed.executionId);
       if (current === null) throw new ExecutionAlreadyExistsError(parsed.executionId, parsed.workflow);
     } else if (parsed.input === undefined) {
@@ -261,7 +262,7 @@ export class RunLifecycle {
       });
       // Another caller won seq 0 and owns the run: a superseded refusal, not ours to take over.
       if (begun === 'exists') throw new ExecutionAlreadyExistsError(parsed.executionId, parsed.workflow);
-      return (await begun.outcome).state;
+      return begun.outcome.then(stateOf);
     }
     if (current.workflow !== parsed.workflow || startOnly === true) {
       throw new ExecutionAlreadyExistsError(parsed.executionId, current.workflow);
@@ -359,17 +360,23 @@ export class RunLifecycle {
     writer.record('EXECUTION_STARTED', started, `input of workflow "${definition.name}"`);
     if (!run && this.outbox) writer.attachOutbox(this.pendingMessage(executionId, definition));
     const outcome = run ? this.launch(definition, writer) : writer.flush().then(() => undefined);
-    try {
-      await Promise.race([writer.firstAppend, outcome]);
-    } catch (error) {
-      if (error instanceof ExecutionAlreadyExistsError) {
-        const existing = await this.stores.events.getExecution(executionId);
-        if (existing?.workflow === definition.name) return 'exists';
-        throw new ExecutionAlreadyExistsError(executionId, existing?.workflow, { cause: error });
-      }
-      throw error;
-    }
-    return { outcome: outcome as Promise<RunOutcome> };
+    // Handed on, not awaited: this frame need not stay alive until seq 0 is durable (adr/0097).
+    return Promise.race([writer.firstAppend, outcome]).then(
+      () => ({ outcome: outcome as Promise<RunOutcome> }),
+      (error: unknown) => this.startRefused(definition, executionId, error),
+    );
+  }
+
+  /** A start whose seq 0 was refused: 'exists' when another start of the same workflow won it. */
+  private async startRefused(
+    definition: AnyWorkflow,
+    executionId: string,
+    error: unknown,
+  ): Promise<'exists'> {
+    if (!(error instanceof ExecutionAlreadyExistsError)) throw error;
+    const existing = await this.stores.events.getExecution(executionId);
+    if (existing?.workflow === definition.name) return 'exists';
+    throw new ExecutionAlreadyExistsError(executionId, existing?.workflow, { cause: error });
   }
 
   /**
@@ -472,11 +479,35 @@ export class RunLifecycle {
     const running = resident === undefined ? run.run() : resident.afterWork.then(() => run.resume(writer));
     this.resident.running(run);
     const unwatch = this.watchDeadline(writer.state!);
-    // One async function per run waits for the body and does everything after it: fewer
-    // promises and closures than a chain of then/finally, and the run's finish in one place.
+    // One async function per run waits for the body and does everything after it (queue
+    // slot, timer rows, signals, a parent, the lease): fewer promises and closures than a chain
+    // of then/finally, and one frame alive while the body runs, not two (adr/0097).
     const finish = async (): Promise<RunOutcome> => {
       try {
-        return await this.afterBody(definition, writer, run, running);
+        let result: RunOutcome;
+        try {
+          result = await running;
+        } catch (error) {
+          this.resident.landed(run);
+          this.bodies.delete(run);
+          await this.noteBlockage(executionId, writer, error);
+          throw error;
+        }
+        const kept = this.closed() ? undefined : this.resident.keepSuspended(run, result);
+        this.resident.landed(run);
+        try {
+          // A suspended run of a queue gives its slot back before anything here can resume it
+          // (a wake-up timer, a signal's re-check; they wait while the body counts as running).
+          if (result.kind === 'suspended') await this.releaseSlot(result.state);
+          this.bodies.delete(run);
+          const after = this.afterRun(executionId, run, result);
+          if (after !== undefined) await after;
+          if (hasFeatureWork(definition, run, result))
+            await afterFeatureRun(this.features, definition, run, result);
+          return result;
+        } finally {
+          kept?.();
+        }
       } finally {
         const releasing = lease?.release();
         if (releasing !== undefined) await releasing;
@@ -487,40 +518,6 @@ export class RunLifecycle {
     const outcome = finish();
     this.active.set(executionId, outcome);
     return outcome;
-  }
-
-  /** Wait for the body of `run`, then the work after it: queue slot, timer rows, signals, a parent. */
-  private async afterBody(
-    definition: AnyWorkflow,
-    writer: LogWriter,
-    run: ExecutionRun,
-    running: Promise<RunOutcome>,
-  ): Promise<RunOutcome> {
-    const executionId = run.executionId;
-    let result: RunOutcome;
-    try {
-      result = await running;
-    } catch (error) {
-      this.resident.landed(run);
-      this.bodies.delete(run);
-      await this.noteBlockage(executionId, writer, error);
-      throw error;
-    }
-    const kept = this.closed() ? undefined : this.resident.keepSuspended(run, result);
-    this.resident.landed(run);
-    try {
-      // A suspended run of a queue gives its slot back before anything here can resume it
-      // (a wake-up timer, a signal's re-check; they wait while the body counts as running).
-      if (result.kind === 'suspended') await this.releaseSlot(result.state);
-      this.bodies.delete(run);
-      const after = this.afterRun(executionId, run, result);
-      if (after !== undefined) await after;
-      if (hasFeatureWork(definition, run, result))
-        await afterFeatureRun(this.features, definition, run, result);
-      return result;
-    } finally {
-      kept?.();
-    }
   }
 
   private async releaseSlot(state: ExecutionState): Promise<void> {
@@ -671,4 +668,9 @@ function refuseTakeoverWith(
       });
   });
   if (issues.length > 0) throw new InvalidInputError('execute options', issues);
+}
+
+/** The state a run ended or suspended at. */
+function stateOf(outcome: RunOutcome): ExecutionState {
+  return outcome.state;
 }

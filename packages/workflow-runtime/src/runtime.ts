@@ -552,12 +552,19 @@ export class Runtime {
    * Execute (or continue) an execution and resolve with its state once it is terminal or
    * suspended. Idempotent: a terminal execution is returned as it is, and nothing is written.
    */
-  async execute(request: ExecuteRequest, options: ExecuteOptions = {}): Promise<ExecutionState> {
-    this.assertOpen();
-    const parsed = parseWith(executeRequestSchema, request, 'execute request', 'request');
+  execute(request: ExecuteRequest, options: ExecuteOptions = {}): Promise<ExecutionState> {
+    // Not an async function: its frame would stay alive, waiting, for the whole execution
+    // (adr/0097). A refusal still rejects rather than throws.
+    let parsed: ExecuteRequest;
+    try {
+      this.assertOpen();
+      parsed = parseWith(executeRequestSchema, request, 'execute request', 'request');
+    } catch (error) {
+      return Promise.reject(error);
+    }
     // The maintenance is taking this one over already: a second takeover here would fence it out.
     const taking = this.maintenance?.working(parsed.executionId);
-    if (taking !== undefined) await taking;
+    if (taking !== undefined) return taking.then(() => this.lifecycle.execute(parsed, options));
     return this.lifecycle.execute(parsed, options);
   }
 

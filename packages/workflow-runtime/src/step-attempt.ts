@@ -119,14 +119,7 @@ async function invoke<T>(
 ): Promise<T> {
   const { timeoutMs, destination } = options;
   const controller = new StepAbort();
-  const info: StepInfo = {
-    attempt,
-    rerun,
-    get signal() {
-      return controller.signal;
-    },
-    executionId: run.executionId,
-  };
+  const info: StepInfo = new AttemptInfo(attempt, rerun, run.executionId, controller);
   // Its share while this attempt runs (adr/0057): joined here, given back when it ends.
   const holder =
     destination === undefined ? undefined : (run.destinations ?? new DestinationShares()).join(destination);
@@ -228,6 +221,32 @@ export function recordFailure(
   } catch (refused) {
     if (!(refused instanceof PayloadTooLargeError)) throw refused;
     return writer.record(type, payload(shrunkError(recorded, refused.limit)), where);
+  }
+}
+
+/**
+ * The `StepInfo` of one attempt. A class, not an object literal: a literal with a getter is
+ * built on V8's slow path, ~0.6 µs a step against ~0.03 µs for this (adr/0097). The signal
+ * is a getter on the prototype, made only when the function reads it (step-abort.ts).
+ */
+class AttemptInfo implements StepInfo {
+  attempt: number;
+  rerun: boolean;
+  executionId: string;
+  // Set only for a step with a destination: no own property otherwise, as before.
+  declare destination?: string;
+  declare share?: () => number;
+  readonly #abort: StepAbort;
+
+  constructor(attempt: number, rerun: boolean, executionId: string, abort: StepAbort) {
+    this.attempt = attempt;
+    this.rerun = rerun;
+    this.executionId = executionId;
+    this.#abort = abort;
+  }
+
+  get signal(): AbortSignal {
+    return this.#abort.signal;
   }
 }
 
