@@ -5,7 +5,8 @@
  * outbox (no broker, no polling). It reports this process's CPU and that of the PostgreSQL
  * backends serving it (found by `application_name` in `pg_stat_activity`, read from
  * /proc/<pid>/stat, so the server must be on this machine) for the creation and for the work,
- * and the wall time spent in each statement of the work, by name. CPU moves with a loaded host
+ * and the wall time spent in each statement of the work, by name; then a second fan-out whose
+ * chunks are only claimed, for the claim statement's share of the server's CPU. CPU moves with a loaded host
  * less than wall time does; compare builds interleaved.
  */
 import { openPostgresStores } from '@skein/store-postgres';
@@ -123,6 +124,30 @@ export async function fanOutCpu(total: number): Promise<Row[]> {
     const [own3, server3, seconds] = [ownMs(), await serverMs(), (performance.now() - started) / 1000];
     if (!(await fanOutSettled('cpu', { main: stores.fanOuts }, total, CHUNK)))
       throw new Error(`bench: the fan-out did not settle (${JSON.stringify(worker.stats())})`);
+    // A second fan-out whose chunks are only claimed: the claim statement's share on its own.
+    await createFanOut({
+      home: stores.fanOuts,
+      shards: { main: stores.fanOuts },
+      plan: { ...plan, fanOutId: 'cpu-claims', executionId: 'bench-cpu-claims' },
+      task: trivial,
+      items: (from, limit) =>
+        Array.from({ length: Math.max(0, Math.min(limit, total - from)) }, (_, k) => ({ i: from + k })),
+      owner: 'bench',
+    });
+    const server4 = await serverMs();
+    for (let chunkId = 0; chunkId < Math.ceil(total / CHUNK); chunkId += 1) {
+      const claimed = await stores.fanOuts.claimChunk({
+        fanOutId: 'cpu-claims',
+        shard: 'main',
+        chunkId,
+        writeEpoch: 1,
+        workerId: 'bench',
+        now: Date.now(),
+        leaseMs: 600_000,
+      });
+      if (!claimed.claimed) throw new Error(`bench: chunk ${chunkId} of cpu-claims was not claimed`);
+    }
+    const server5 = await serverMs();
     const perItem = (ms: number) => (ms * 1000) / total;
     const rows: Row[] = [
       {
@@ -138,6 +163,11 @@ export async function fanOutCpu(total: number): Promise<Row[]> {
       },
       { metric: 'fan-out work, PostgreSQL CPU per item', value: perItem(server3 - server2), unit: 'µs' },
       { metric: 'fan-out work, items/s (one worker, no broker)', value: total / seconds, unit: 'items/s' },
+      {
+        metric: 'fan-out claims alone, PostgreSQL CPU per item',
+        value: perItem(server5 - server4),
+        unit: 'µs',
+      },
     ];
     for (const [name, { calls, ms }] of timing.byName)
       rows.push({
