@@ -5,7 +5,7 @@
  * prove the bench works. `--only a,b` runs the suites (and, in `peers` and `counts`, the
  * engines) tagged with any of the names, e.g. `--only sqlite`, `--only postgres`,
  * `--only peers`, `--only memory`, `--only sandbox`, `--only build`, `--only queues`, `--only outbox`,
- * `--only fanout`, `--only fanout-statements`, `--only streams`, `--only continue`, `--only drain` (the
+ * `--only fanout`, `--only fanout-statements`, `--only fanout-cpu`, `--only streams`, `--only continue`, `--only drain` (the
  * plain queue drain of `postgres-core` alone, in rounds, with its statements by name)
  * (RabbitMQ at SKEIN_AMQP_URL; skipped loudly without it, a failure under CI=true).
  * PostgreSQL is at SKEIN_PG_URL (default: the local server); without it the PostgreSQL parts
@@ -25,6 +25,7 @@ import { continueAsNew } from './scenarios/continue-as-new.js';
 import { drain, drainFullSizes, drainSmokeSizes } from './scenarios/drain.js';
 import { executorFullSizes, executorSmokeSizes, executors } from './scenarios/executors.js';
 import { fanOut, fanOutFullSizes, fanOutSmokeSizes } from './scenarios/fan-out.js';
+import { fanOutCpu } from './scenarios/fan-out-cpu.js';
 import { fanOutStatements } from './scenarios/fan-out-statements.js';
 import { loadStateCost } from './scenarios/load-state-cost.js';
 import { memory } from './scenarios/memory.js';
@@ -187,6 +188,11 @@ if (picked(['sandbox'])) {
 if (picked(['fanout-statements']) && only.length > 0 && !only.includes('fanout')) {
   if (pgUp) report(`fanout-statements${suffix}`, await fanOutStatements(smoke ? 1_000 : 10_000), { smoke });
   else skipped('fan-out statement counts');
+}
+if (picked(['fanout-cpu']) && only.length > 0 && !only.includes('fanout')) {
+  if (pgUp)
+    report(`fanout-cpu${suffix}`, await fanOutCpu(smoke ? 1_000 : 100_000), { smoke, load: loadavg() });
+  else skipped('fan-out CPU per item');
 }
 if (picked(['fanout'])) {
   const broker = await amqpUnreachable();

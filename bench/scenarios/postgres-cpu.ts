@@ -20,7 +20,7 @@ import type { Row } from '../report.js';
 const three = stepsWorkflow(3);
 
 /** Clock ticks per second of /proc's CPU times. */
-function clockTicks(): number {
+export function clockTicks(): number {
   try {
     return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
   } catch {
@@ -29,7 +29,7 @@ function clockTicks(): number {
 }
 
 /** User + system CPU of process `pid` in ms, or undefined when it is not on this machine (or gone). */
-function procCpuMs(pid: number, ticks: number): number | undefined {
+export function procCpuMs(pid: number, ticks: number): number | undefined {
   const path = `/proc/${pid}/stat`;
   if (!existsSync(path)) return undefined;
   try {

@@ -139,7 +139,7 @@ FROM c`,
   };
 }
 
-/** The batch and its guard (see {@link recordResultsQuery}): `r` is the batch when every result is current, else empty. */
+/** The batch `u` and its guard (see {@link recordResultsQuery}): `ok` has a row when every result is current, else none. */
 const RESULTS_CTES = `
 WITH u AS (
   SELECT * FROM unnest($6::bigint[], $7::text[], $8::int[], $9::text[], $10::text[], $11::text[], $12::bigint[])
@@ -156,24 +156,26 @@ guard AS (
   WHERE t.fan_out_id = $1 AND t.shard = $2 AND t.chunk_id = $3 AND t.status = 'running'
     AND t.attempt_id = u.attempt_id AND t.attempt = u.attempt AND t.worker_id = $5 AND t.attempt_expires_at > $13
 ),
-ok AS (SELECT h.max_attempts FROM held h WHERE (SELECT count(*) FROM guard) = $14),
-r AS (
-  SELECT u.*, (u.status = 'failed' AND u.retry_at IS NOT NULL AND t.failures + 1 < ok.max_attempts) AS retry
-  FROM u JOIN skein_fan_out_items t ON t.fan_out_id = $1 AND t.item_index = u.item_index CROSS JOIN ok
-)`;
+ok AS (SELECT h.max_attempts FROM held h WHERE (SELECT count(*) FROM guard) = $14)`;
 
-/** The write of the batch `r` to its items. */
+/** A failed result that is retried: it asks for a retry and its item has attempts left (`t` is the item, `ok` the chunk). */
+const RETRY = `(u.status = 'failed' AND u.retry_at IS NOT NULL AND t.failures + 1 < ok.max_attempts)`;
+
+/**
+ * The write of the batch `u` to its items, when `ok` has its row. The retry rule reads the
+ * failures of the row being updated, so each item is looked up once here (and once by `guard`).
+ */
 const RESULTS_UPDATE = `UPDATE skein_fan_out_items t SET
-  status = CASE WHEN r.status = 'succeeded' THEN 'succeeded' WHEN r.retry THEN 'retry_scheduled' ELSE 'failed' END,
-  failures = t.failures + CASE WHEN r.status = 'succeeded' THEN 0 ELSE 1 END,
+  status = CASE WHEN u.status = 'succeeded' THEN 'succeeded' WHEN ${RETRY} THEN 'retry_scheduled' ELSE 'failed' END,
+  failures = t.failures + CASE WHEN u.status = 'succeeded' THEN 0 ELSE 1 END,
   attempt_expires_at = NULL,
-  output = CASE WHEN r.status = 'succeeded' THEN r.output ELSE t.output END,
-  error = CASE WHEN r.status = 'succeeded' THEN NULL ELSE r.error END,
-  retry_at = CASE WHEN r.status = 'succeeded' THEN t.retry_at WHEN r.retry THEN r.retry_at ELSE NULL END,
-  finished_at = CASE WHEN r.retry THEN t.finished_at ELSE $13 END
-FROM r
-WHERE t.fan_out_id = $1 AND t.item_index = r.item_index AND t.status = 'running' AND t.attempt_id = r.attempt_id
-  AND t.attempt = r.attempt AND t.worker_id = $5`;
+  output = CASE WHEN u.status = 'succeeded' THEN u.output ELSE t.output END,
+  error = CASE WHEN u.status = 'succeeded' THEN NULL ELSE u.error END,
+  retry_at = CASE WHEN u.status = 'succeeded' THEN t.retry_at WHEN ${RETRY} THEN u.retry_at ELSE NULL END,
+  finished_at = CASE WHEN ${RETRY} THEN t.finished_at ELSE $13 END
+FROM u CROSS JOIN ok
+WHERE t.fan_out_id = $1 AND t.item_index = u.item_index AND t.status = 'running' AND t.attempt_id = u.attempt_id
+  AND t.attempt = u.attempt AND t.worker_id = $5`;
 
 function resultsValues(ref: ChunkClaimRef, results: readonly ItemResult[], now: number): unknown[] {
   return [
