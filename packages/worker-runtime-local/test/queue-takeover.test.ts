@@ -9,7 +9,7 @@ import { Supervisor } from '@skein/worker-runtime-local';
 import { defineQueue, defineWorkflow, type EventStore, type Stores } from '@skein/workflow-runtime';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { harness, types, until } from './support/sqlite.js';
+import { harness, until } from './support/sqlite.js';
 
 const h = harness();
 
@@ -75,7 +75,7 @@ describe("a queue's claim takes its pending executions over together", () => {
     expect(calls.takeOverPending - before.takeOverPending).toBeLessThan(ids.length);
     for (const id of ids) {
       const log = await db.stores.events.read(id);
-      expect(types(log)).toEqual([
+      expect(log.map((event) => event.type)).toEqual([
         'EXECUTION_STARTED',
         'EXECUTION_RECOVERED',
         'STEP_STARTED',
