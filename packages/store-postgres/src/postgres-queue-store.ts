@@ -128,20 +128,23 @@ async function claimIn(client: pg.Client, options: ClaimQueueOptions): Promise<Q
   const byPartition = new Map<string, number>();
   let total = 0;
   let mine = 0;
-  for (const row of (await client.query<LiveRow>(liveSlots(owner, queue, now))).rows) {
-    total += row.count;
-    if (row.mine) mine += row.count;
-    byPartition.set(row.partitionKey, (byPartition.get(row.partitionKey) ?? 0) + row.count);
+  const items: QueueItemRow[] = [];
+  // The live slots and the claimable items in one statement (one snapshot, after the lock).
+  const read = await client.query<ClaimReadRow>(claimRead(owner, queue, now, options.max, options.priority));
+  for (const row of read.rows) {
+    if (row.executionId !== null) {
+      items.push(row as QueueItemRow);
+      continue;
+    }
+    total += row.liveCount!;
+    if (row.mine === true) mine += row.liveCount!;
+    byPartition.set(row.partitionKey, (byPartition.get(row.partitionKey) ?? 0) + row.liveCount!);
   }
   let inWindow = 0;
   if (limits.rateLimit !== undefined)
     inWindow = (await client.query<{ count: number }>(pruneAndCount(queue, now - limits.rateLimit.periodMs)))
       .rows[0]!.count;
-  const candidates = (
-    await client.query<QueueItemRow>(claimable(queue, now, options.max, options.priority))
-  ).rows
-    .map(queueItemOf)
-    .sort((a, b) => compareQueueItems(a, b, options.priority));
+  const candidates = items.map(queueItemOf).sort((a, b) => compareQueueItems(a, b, options.priority));
   const plan = planClaims({
     candidates,
     live: { total, owner: mine, byPartition, inWindow },
@@ -157,11 +160,16 @@ async function claimIn(client: pg.Client, options: ClaimQueueOptions): Promise<Q
   return plan.chosen;
 }
 
-interface LiveRow {
-  partitionKey: string;
-  mine: boolean;
-  count: number;
-}
+/**
+ * A row of `claimRead`: a claimable item (`executionId` set, `liveCount` and `mine` null), or
+ * a count of live slots of one partition, held by the owner or not (every item column null
+ * but `partitionKey`).
+ */
+type ClaimReadRow = Omit<QueueItemRow, 'executionId'> & {
+  executionId: string | null;
+  liveCount: number | null;
+  mine: boolean | null;
+};
 
 const COLUMNS =
   'execution_id AS "executionId", queue, partition_key AS "partitionKey", priority, workflow, version, input, ' +
@@ -220,17 +228,6 @@ function lockCursor(queue: string): Query {
   };
 }
 
-/** Live slots by partition, and whether the owner holds them. */
-function liveSlots(owner: string, queue: string, now: number): Query {
-  return {
-    name: 'skein_queue_live',
-    text:
-      'SELECT partition_key AS "partitionKey", owner = $1 AS mine, count(*)::int AS count FROM skein_queue_items ' +
-      "WHERE queue = $2 AND state = 'running' AND expires_at > $3 GROUP BY partition_key, owner = $1",
-    values: [owner, queue, now],
-  };
-}
-
 /** Drop hand-outs older than the window, and count the ones inside it. */
 function pruneAndCount(queue: string, since: number): Query {
   return {
@@ -244,24 +241,29 @@ function pruneAndCount(queue: string, since: number): Query {
 
 /**
  * Each partition's first `limit` queued and available items in serving order, and every item
- * holding a lapsed slot. The partitions are walked one index seek at a time (a loose index
+ * holding a lapsed slot; then the live slots by partition, and whether `owner` holds them (rows
+ * with a null execution id). The partitions are walked one index seek at a time (a loose index
  * scan), and each partition's items read from its index order, so a backlog of any size in one
  * partition costs `limit` rows.
  */
-function claimable(queue: string, now: number, limit: number, priority: boolean): Query {
+function claimRead(owner: string, queue: string, now: number, limit: number, priority: boolean): Query {
   const order = priority ? 'priority, enqueued_at, execution_id' : 'enqueued_at, execution_id';
   return {
-    name: priority ? 'skein_queue_claimable_by_priority' : 'skein_queue_claimable',
+    name: priority ? 'skein_queue_claim_read_by_priority' : 'skein_queue_claim_read',
     text:
       'WITH RECURSIVE parts (key) AS (' +
       "(SELECT partition_key FROM skein_queue_items WHERE queue = $1 AND state = 'queued' ORDER BY partition_key LIMIT 1) " +
       "UNION ALL SELECT (SELECT i.partition_key FROM skein_queue_items i WHERE i.queue = $1 AND i.state = 'queued' " +
-      'AND i.partition_key > parts.key ORDER BY i.partition_key LIMIT 1) FROM parts WHERE parts.key IS NOT NULL) ' +
-      `SELECT c.* FROM parts CROSS JOIN LATERAL (SELECT ${COLUMNS} FROM skein_queue_items ` +
+      'AND i.partition_key > parts.key ORDER BY i.partition_key LIMIT 1) FROM parts WHERE parts.key IS NOT NULL)' +
+      `, items AS (SELECT c.* FROM parts CROSS JOIN LATERAL (SELECT ${COLUMNS} FROM skein_queue_items ` +
       "WHERE queue = $1 AND state = 'queued' AND partition_key = parts.key AND available_at <= $2 " +
       `ORDER BY ${order} LIMIT $3) AS c WHERE parts.key IS NOT NULL ` +
-      `UNION ALL SELECT ${COLUMNS} FROM skein_queue_items WHERE queue = $1 AND state = 'running' AND expires_at <= $2`,
-    values: [queue, now, limit],
+      `UNION ALL SELECT ${COLUMNS} FROM skein_queue_items WHERE queue = $1 AND state = 'running' AND expires_at <= $2) ` +
+      'SELECT items.*, NULL::int AS "liveCount", NULL::boolean AS mine FROM items UNION ALL ' +
+      `SELECT NULL, NULL, partition_key, ${Array(10).fill('NULL').join(', ')}, count(*)::int, owner = $4 ` +
+      "FROM skein_queue_items WHERE queue = $1 AND state = 'running' AND expires_at > $2 " +
+      'GROUP BY partition_key, owner = $4',
+    values: [queue, now, limit, owner],
   };
 }
 

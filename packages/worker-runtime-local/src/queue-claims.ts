@@ -6,13 +6,15 @@
  * recovers them, within its limits.
  */
 import type { QueueDefinition, Runtime } from '@skein/workflow-runtime';
-import type { QueueItem, QueueStore } from '@skein/workflow-runtime/spi';
+import type { EventStore, PendingTakeover, QueueItem, QueueStore } from '@skein/workflow-runtime/spi';
 import { QueueSlotLapsedError } from './errors.js';
 
 /** What the queue claims need from their supervisor. */
 export interface QueueClaimsDeps {
   runtime: Runtime;
   queues: QueueStore;
+  /** Where a claim's pending executions are taken over together (`takeOverPending`), when it can. */
+  events?: EventStore;
   owner: string;
   ttlMs: number;
   /** Runs of this node per queue without a `workerConcurrency` of its own. */
@@ -102,11 +104,17 @@ export class QueueClaims {
         limits: queue.limits,
         priority: queue.priority,
       });
+      const fresh: QueueItem[] = [];
       for (const item of items) {
         this.hold(item.executionId, queue);
         if (this.deps.inFlight(item.executionId)) continue; // still running here: the slot is its own
+        fresh.push(item);
+      }
+      const takeovers = await this.takeOver(fresh);
+      for (const item of fresh) {
+        const takeover = takeovers.get(item.executionId);
         this.deps.launch(item.executionId, `run of an execution of queue "${queue.name}"`, () =>
-          this.run(item),
+          this.run(item, takeover),
         );
         started.push(item.executionId);
       }
@@ -139,15 +147,38 @@ export class QueueClaims {
     this.renewal.unref?.();
   }
 
-  /** Run an admitted execution; give its slot back as it ends, suspends or fails. */
-  private async run(item: QueueItem): Promise<void> {
+  /**
+   * The claimed items' executions that are still pending, taken over in one round trip (their
+   * new fences and logs), where the event store can; the others (running after a lapsed slot,
+   * suspended, or not written yet) are absent, and each of their runs folds its own. A failure
+   * leaves every run to fold its own.
+   */
+  private async takeOver(items: readonly QueueItem[]): Promise<Map<string, PendingTakeover>> {
+    const events = this.deps.events;
+    if (events?.takeOverPending === undefined || items.length === 0) return new Map();
+    try {
+      const taken = await events.takeOverPending(items.map((item) => item.executionId));
+      return new Map(taken.map((takeover) => [takeover.executionId, takeover]));
+    } catch (error) {
+      this.deps.onError(error, 'takeover of the pending executions of claimed queue slots');
+      return new Map();
+    }
+  }
+
+  /**
+   * Run an admitted execution (from `takeover` when the claim took it over); give its slot
+   * back as it ends, suspends or fails.
+   */
+  private async run(item: QueueItem, takeover?: PendingTakeover): Promise<void> {
     const { runtime, queues, owner } = this.deps;
     const id = item.executionId;
     try {
-      // Its seq 0 is there but for an enqueuer that died between the item and seq 0: fold first.
       const request = { executionId: id, workflow: item.workflow, version: item.version };
-      const input = runtime.codec.decode(item.input);
-      const state = await runtime.execute({ ...request, input }, { existing: true });
+      // Its seq 0 is there but for an enqueuer that died between the item and seq 0: fold first.
+      const state =
+        takeover === undefined
+          ? await runtime.execute({ ...request, input: runtime.codec.decode(item.input) }, { existing: true })
+          : await runtime.execute(request, { takeover, existing: true });
       // A run that suspended gave its slot back itself, before anything could resume it
       // (adr/0056); releasing here could give back a slot this node took again meanwhile.
       if (state.status === 'pending' || state.status === 'running')

@@ -219,6 +219,7 @@ export class Supervisor {
         : new QueueClaims({
             runtime: this.runtime,
             queues: this.stores.queues,
+            events: this.stores.events,
             owner: this.owner,
             ttlMs: this.ttlMs,
             concurrency: this.concurrency,

@@ -218,8 +218,8 @@ export class RunLifecycle {
         ? options
         : parseWith(executeOptionsSchema, options, 'execute options', 'options');
     if (takeover !== undefined) {
-      refuseTakeoverWith(parsed, takeover, { fence, startOnly, expect, existing });
-      return this.continueTakenOver(parsed, takeover as PendingTakeover);
+      refuseTakeoverWith(parsed, takeover, { fence, startOnly, expect });
+      return this.continueTakenOver(parsed, takeover as PendingTakeover, existing === true);
     }
     // Without a fence, and with an input the workflow accepts, the caller usually starts a new
     // execution: write seq 0 straight away and read only when it exists (one round trip
@@ -278,18 +278,20 @@ export class RunLifecycle {
 
   /**
    * A pending execution the caller took over in its store (`EventStore.takeOverPending`): its
-   * log folded is the re-read right before acting, its fence the takeover's.
+   * log folded is the re-read right before acting, its fence the takeover's. `slotHeld`: the
+   * caller holds its queue slot (a queue's claim), so the run does not look it up.
    */
   private async continueTakenOver(
     request: ExecuteRequest,
     takeover: PendingTakeover,
+    slotHeld: boolean,
   ): Promise<ExecutionState> {
     const current = this.foldLog(takeover.events);
     if (current === null) throw new ExecutionNotFoundError(request.executionId);
     if (current.workflow !== request.workflow)
       throw new ExecutionAlreadyExistsError(request.executionId, current.workflow);
     if (current.status !== 'pending') return current;
-    return this.continueExecution(current, takeover.fence);
+    return this.continueExecution(current, takeover.fence, slotHeld);
   }
 
   /** The parsed input when `request` names a registered workflow and carries an input it accepts. */

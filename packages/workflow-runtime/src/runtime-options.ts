@@ -150,7 +150,9 @@ export interface ExecuteOptions {
    * The execution as `EventStore.takeOverPending` returned it to the caller (a supervisor's
    * batched claim): run it under that fence from that log, without reading the store. When the
    * log does not fold to a pending execution, resolve with its state and write nothing. Not
-   * with `fence`, `startOnly`, `expect` or `existing` (default: none).
+   * with `fence`, `startOnly` or `expect`; with `existing`, the caller holds the execution's
+   * queue slot (a queue's claim that took its items over together), so the run does not look
+   * it up again (default: none).
    */
   takeover?: PendingTakeover;
 }

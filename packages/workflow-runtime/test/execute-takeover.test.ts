@@ -3,8 +3,10 @@
  * (`EventStore.takeOverPending`) runs under the takeover's fence from the takeover's log, with
  * no read and no fence of its own; a log that is no longer pending writes nothing; a takeover
  * fenced out since is refused at its first append; bad options are refused before any write.
+ * With `existing: true` (a queue's claim, adr/0096) the caller holds the queue slot: the run
+ * does not look it up.
  */
-import { defineWorkflow, type EventStore, InvalidInputError } from '@skein/workflow-runtime';
+import { defineQueue, defineWorkflow, type EventStore, InvalidInputError } from '@skein/workflow-runtime';
 import { describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { backings, harness, types } from './support/stores.js';
@@ -90,6 +92,30 @@ describe.each(backings)('execute with a takeover (%s store)', (_, open) => {
       runtime.execute({ executionId: 't-3', workflow: 'job' }, { takeover: zombie! }),
     ).rejects.toMatchObject({ name: 'StaleFenceError' });
     expect(types(await runtime.history('t-3'))).toEqual(['EXECUTION_STARTED']);
+  });
+
+  test("with existing: true the run takes the caller's word for the queue slot; without it, an unheld slot runs nothing", async () => {
+    const backing = h.open();
+    const queue = defineQueue({ name: 'q', concurrency: 1 });
+    const runtime = h.runtime({
+      stores: backing.stores,
+      workflows: [job],
+      queues: [queue],
+      maintenance: false,
+    });
+    await runtime.enqueue(job, { n: 1 }, { executionId: 't-5', queue });
+    await runtime.enqueue(job, { n: 2 }, { executionId: 't-6', queue });
+    const request = (executionId: string) => ({ executionId, workflow: 'job' });
+    // Nobody holds t-5's slot: a takeover alone looks it up and leaves the execution to its queue.
+    const [alone] = await backing.stores.events.takeOverPending!(['t-5']);
+    const left = await runtime.execute(request('t-5'), { takeover: alone! });
+    expect(left.status).toBe('pending');
+    expect(types(await runtime.history('t-5'))).toEqual(['EXECUTION_STARTED']);
+    // The caller says it holds t-6's slot (a queue's claim that took it): the run goes on.
+    const [held] = await backing.stores.events.takeOverPending!(['t-6']);
+    const state = await runtime.execute(request('t-6'), { takeover: held!, existing: true });
+    expect(state.status).toBe('completed');
+    expect(state.output).toBe(3);
   });
 
   test('bad takeover options are refused with InvalidInputError before anything is written', async () => {
