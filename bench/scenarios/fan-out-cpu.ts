@@ -11,11 +11,10 @@
  */
 import { openPostgresStores } from '@skein/store-postgres';
 import type { TransportMessage } from '@skein/worker-runtime';
-import { FanOutWorker, StoreTransport } from '@skein/worker-runtime-local';
 import { createFanOut, fanOutSettled } from '@skein/workflow-runtime/internal';
-import type { FanOutPlan } from '@skein/workflow-runtime/spi';
 import pg from 'pg';
 import type { Row } from '../report.js';
+import { oneWorker, planOf } from './fan-out-statements.js';
 import { trivial } from './fan-out-task.js';
 import { PG_URL } from './postgres-core.js';
 import { clockTicks, procCpuMs } from './postgres-cpu.js';
@@ -77,26 +76,8 @@ export async function fanOutCpu(total: number): Promise<Row[]> {
     const { user, system } = process.cpuUsage();
     return (user + system) / 1000;
   };
-  const transport = new StoreTransport({ stores });
-  const worker = new FanOutWorker({
-    home: stores.fanOuts,
-    shards: { main: stores.fanOuts },
-    transport,
-    tasks: [trivial],
-    parallelism: 16,
-    onError: () => {},
-  });
-  const plan: FanOutPlan = {
-    fanOutId: 'cpu',
-    executionId: 'bench-cpu',
-    name: 'cases',
-    task: trivial.name,
-    taskVersion: trivial.version,
-    chunkSize: CHUNK,
-    shards: ['main'],
-    required: true,
-    maxAttempts: 3,
-  };
+  const worker = oneWorker(stores);
+  const plan = planOf('cpu');
   try {
     const [own0, server0] = [ownMs(), await serverMs()];
     await createFanOut({

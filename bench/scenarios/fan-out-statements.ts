@@ -5,7 +5,7 @@
  * numbers depend on the code, not on the host's load. One worker handles the chunk-ready
  * messages one after another straight from the outbox, so no broker or polling is counted.
  */
-import { openPostgresStores } from '@skein/store-postgres';
+import { openPostgresStores, type PostgresStores } from '@skein/store-postgres';
 import type { TransportMessage } from '@skein/worker-runtime';
 import { FanOutWorker, StoreTransport } from '@skein/worker-runtime-local';
 import { createFanOut, fanOutSettled } from '@skein/workflow-runtime/internal';
@@ -18,7 +18,8 @@ import { PG_URL } from './postgres-core.js';
 
 const CHUNK = 100;
 
-function planOf(fanOutId: string): FanOutPlan {
+/** The plan of a bench fan-out of the trivial task on one shard, `main`, in chunks of 100. */
+export function planOf(fanOutId: string): FanOutPlan {
   return {
     fanOutId,
     executionId: `bench-${fanOutId}`,
@@ -32,21 +33,25 @@ function planOf(fanOutId: string): FanOutPlan {
   };
 }
 
+/** One `FanOutWorker` of the trivial task on `stores`' one shard, over a `StoreTransport`. */
+export function oneWorker(stores: PostgresStores): FanOutWorker {
+  return new FanOutWorker({
+    home: stores.fanOuts,
+    shards: { main: stores.fanOuts },
+    transport: new StoreTransport({ stores }),
+    tasks: [trivial],
+    parallelism: 16,
+    onError: () => {},
+  });
+}
+
 /** Statements per chunk of creating, then working, a fan-out of `total` items (chunks of 100). */
 export async function fanOutStatements(total: number): Promise<Row[]> {
   countPgStatements();
   const database = new URL(PG_URL).pathname.slice(1);
   const schema = `skein_bench_fanout_statements_${process.pid}`;
   const stores = await openPostgresStores({ url: PG_URL, schema, poolSize: 4 });
-  const transport = new StoreTransport({ stores });
-  const worker = new FanOutWorker({
-    home: stores.fanOuts,
-    shards: { main: stores.fanOuts },
-    transport,
-    tasks: [trivial],
-    parallelism: 16,
-    onError: () => {},
-  });
+  const worker = oneWorker(stores);
   const chunks = Math.ceil(total / CHUNK);
   try {
     const before = pgStatementsSent(database);
