@@ -6,7 +6,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openSqliteStores } from '@skein/store-sqlite';
+import { openSqliteStores, type SqliteStores } from '@skein/store-sqlite';
 import { createRuntime, defineWorkflow, type Runtime } from '@skein/workflow-runtime';
 import { afterEach, describe, expect, test } from 'vitest';
 import { z } from 'zod';
@@ -24,12 +24,16 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-/** A runtime whose maintenance passes every 10 ms over a fresh SQLite file; errors collected. */
-function arrange() {
+/**
+ * A runtime whose maintenance passes every 10 ms over a fresh SQLite file; errors collected.
+ * `seed` writes to the stores before the runtime exists, so no pass of its own has seen them.
+ */
+async function arrange(seed?: (stores: SqliteStores) => Promise<void>) {
   const dir = mkdtempSync(join(tmpdir(), 'skein-maintenance-close-'));
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
   const path = join(dir, 'skein.db');
   const stores = openSqliteStores({ path, durability: 'normal' });
+  await seed?.(stores);
   const errors: [unknown, string][] = [];
   const runtime: Runtime = createRuntime({
     stores,
@@ -46,7 +50,7 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('closing the stores stops the maintenance first', () => {
   test('after the stores close no pass runs, and nothing is reported', async () => {
-    const { stores, runtime, errors } = arrange();
+    const { stores, runtime, errors } = await arrange();
     expect(await runtime.maintain()).toEqual({ claimed: [], recovered: [], woken: [] });
     await stores.close();
     await pause(100); // ten intervals
@@ -55,11 +59,12 @@ describe('closing the stores stops the maintenance first', () => {
   });
 
   test('a pass in flight at the close ends quietly, with the runs it started', async () => {
-    const { path, stores, runtime, errors } = arrange();
-    const enqueuer = createRuntime({ stores, workflows: [job], maintenance: false });
-    const ids = Array.from({ length: 20 }, (_, i) => `job-${i}`);
-    for (const id of ids) await enqueuer.enqueue(job, id, { executionId: id });
-    const pass = runtime.maintain();
+    // Enqueued before the maintaining runtime exists: a pass of its timer would claim them first.
+    const { path, stores, runtime, errors } = await arrange(async (stores) => {
+      const enqueuer = createRuntime({ stores, workflows: [job], maintenance: false });
+      for (let i = 0; i < 20; i++) await enqueuer.enqueue(job, `job-${i}`, { executionId: `job-${i}` });
+    });
+    const pass = runtime.maintain(); // runs before the timer's first pass
     await new Promise((resolve) => setImmediate(resolve)); // the pass is under way
     const reopened = openSqliteStores({ path, durability: 'normal' });
     cleanups.push(() => reopened.close());
