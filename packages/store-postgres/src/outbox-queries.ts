@@ -9,13 +9,14 @@ const DELIVERY_COLUMNS =
 const JOINED = 'skein_outbox_deliveries d JOIN skein_outbox_events e ON e.message_id = d.message_id';
 
 /**
- * A CTE \`async\` that commits its statement without waiting for the WAL flush (ADR 0095): the
+ * A subquery that makes its statement commit without waiting for the WAL flush (ADR 0095): the
  * relay's claims and settlements. A server crash may forget the last few of them, which only
  * makes deliveries claimable again and published twice (at least once, O3); nothing is marked
  * published without a confirm (O2), and the messages themselves still commit synchronously
- * with their append (O1). A statement must read \`async\` (PostgreSQL skips an unread SELECT CTE).
+ * with their append (O1). A statement reads it as `WHERE (…) IS NOT NULL`: a one-time filter,
+ * evaluated once, before the statement's first row.
  */
-const ASYNC_COMMIT = "async AS (SELECT set_config('synchronous_commit', 'off', true) AS setting)";
+const ASYNC_COMMIT = "SELECT set_config('synchronous_commit', 'off', true)";
 
 /** The message columns of `messages` as arrays, from parameter `$first` on (seven of them). */
 export function messageArrays(messages: readonly OutboxMessage[]): unknown[] {
@@ -109,11 +110,13 @@ export interface ClaimedRow {
 }
 
 /**
- * Retire, then claim: the pending deliveries available at `$1` (of the topics `$6`, or all
+ * Retire, then claim, through `skein_outbox_claim` (migration 0015, whose plan does not
+ * depend on statistics): the pending deliveries available at `$1` (of the topics `$6`, or all
  * when null), oldest available first, locked with SKIP LOCKED so concurrent claimers take
  * disjoint rows. Those claimed `$5` times already are retired with their diagnostic; the
  * others get token `$3` and `available_at = $4`. Only the message columns come back, ordered
  * as the claim took them: status, token, availability and settlement are the claim's own.
+ * The relaxed commit is set before the function runs (a one-time filter).
  */
 export function claimQuery(
   now: number,
@@ -125,31 +128,9 @@ export function claimQuery(
 ): Query {
   return {
     name: 'skein_outbox_claim',
-    text: `
-WITH ${ASYNC_COMMIT},
-picked AS (
-  SELECT message_id, attempts, last_error, available_at FROM skein_outbox_deliveries
-  WHERE status = 'pending' AND available_at <= $1 AND ($6::text[] IS NULL OR topic = ANY ($6::text[]))
-  ORDER BY available_at, message_id
-  LIMIT $2
-  FOR UPDATE SKIP LOCKED
-),
-retired AS (
-  UPDATE skein_outbox_deliveries d SET status = 'retired', claim_token = NULL, settled_at = $1,
-    last_error = 'retired after ' || p.attempts || ' claims that never settled (maxDeliveryAttempts ' ||
-      p.attempts || ')' || coalesce('; last error: ' || p.last_error, '')
-  FROM picked p WHERE d.message_id = p.message_id AND p.attempts >= $5
-  RETURNING d.message_id
-),
-claimed AS (
-  UPDATE skein_outbox_deliveries d SET attempts = d.attempts + 1, claim_token = $3, available_at = $4
-  FROM picked p WHERE d.message_id = p.message_id AND p.attempts < $5
-  RETURNING d.message_id, d.attempts, d.last_error, p.available_at AS was_available_at
-)
-SELECT c.message_id AS id, e.topic, e.key, e.payload, e.created_at AS "createdAt", c.attempts,
-  c.last_error AS "lastError", e.headers
-FROM claimed c JOIN skein_outbox_events e ON e.message_id = c.message_id CROSS JOIN async
-ORDER BY c.was_available_at, c.message_id`,
+    text:
+      'SELECT id, topic, key, payload, created_at AS "createdAt", attempts, last_error AS "lastError", headers ' +
+      `FROM skein_outbox_claim($1, $2, $3, $4, $5, $6::text[]) WHERE (${ASYNC_COMMIT}) IS NOT NULL`,
     values: [now, limit, token, until, max, topics],
   };
 }
@@ -249,16 +230,14 @@ export function takenMessageIdsQuery(request: AppendRequest): Query {
 }
 
 /**
- * Mark many claimed deliveries published in one statement; returns the ids it marked. Each id
- * is paired with its own token, so a token settles only the delivery it was given for.
+ * Mark many claimed deliveries published in one statement, through `skein_outbox_publish_all`
+ * (migration 0015); returns the ids it marked. Each id is paired with its own token, so a
+ * token settles only the delivery it was given for.
  */
 export function publishAllQuery(claims: readonly { id: string; token: string }[], now: number): Query {
   return {
     name: 'skein_outbox_publish_all',
-    text:
-      `WITH ${ASYNC_COMMIT} UPDATE skein_outbox_deliveries d SET status = 'published', claim_token = NULL, ` +
-      'settled_at = $3 FROM async, unnest($1::text[], $2::text[]) AS c (i, t) ' +
-      "WHERE d.message_id = c.i AND d.status = 'pending' AND d.claim_token = c.t RETURNING d.message_id AS id",
+    text: `SELECT id FROM skein_outbox_publish_all($1::text[], $2::text[], $3) AS id WHERE (${ASYNC_COMMIT}) IS NOT NULL`,
     values: [claims.map((c) => c.id), claims.map((c) => c.token), now],
   };
 }
