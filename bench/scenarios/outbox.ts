@@ -24,13 +24,15 @@ import { PG_URL } from './postgres-core.js';
 export const AMQP_URL = process.env.SKEIN_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 const TOPIC = 'bench';
 const BATCH = 200;
+/** Messages a relay publishes, untimed, on a fresh store before it is timed. */
+const WARM_UP = 1_000;
 
 /** Counts of the scenario. */
 export interface OutboxSizes {
   messages: number;
   enqueues: number;
 }
-export const outboxFullSizes: OutboxSizes = { messages: 20_000, enqueues: 50 };
+export const outboxFullSizes: OutboxSizes = { messages: 50_000, enqueues: 50 };
 export const outboxSmokeSizes: OutboxSizes = { messages: 400, enqueues: 3 };
 
 /** Why the broker cannot be reached, or undefined when it answers. */
@@ -147,11 +149,25 @@ async function relay(
   return rate;
 }
 
+/**
+ * Relay `WARM_UP` messages untimed, then time the relay of `n`: the rate of a relay that has
+ * run a while (its connections opened, its statements prepared, the server's caches for them
+ * filled), as raw publish is measured on a publisher that has sent before.
+ */
+async function warmRelay(
+  outbox: OutboxStore,
+  n: number,
+  amqp: Awaited<ReturnType<typeof relayTransport>>,
+): Promise<number> {
+  await relay(outbox, WARM_UP, amqp);
+  return relay(outbox, n, amqp);
+}
+
 async function relaySqlite(n: number, amqp: Awaited<ReturnType<typeof relayTransport>>): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), 'skein-bench-outbox-'));
   const stores = openSqliteStores({ path: join(dir, 'bench.db') });
   try {
-    return await relay(stores.outbox, n, amqp);
+    return await warmRelay(stores.outbox, n, amqp);
   } finally {
     await stores.close();
     rmSync(dir, { recursive: true, force: true });
@@ -254,7 +270,7 @@ export async function outbox(sizes: OutboxSizes, postgres: boolean): Promise<Row
     for (let round = 0; round < ROUNDS; round++) {
       rates.raw.push(await raw.rate(each, window));
       rates.sqlite.push(await relaySqlite(each, amqp));
-      if (postgres) rates.pg.push(await withPostgres((stores) => relay(stores.outbox, each, amqp)));
+      if (postgres) rates.pg.push(await withPostgres((stores) => warmRelay(stores.outbox, each, amqp)));
       rates.rawBatch.push(await raw.rate(each, BATCH));
     }
   } finally {
@@ -262,7 +278,19 @@ export async function outbox(sizes: OutboxSizes, postgres: boolean): Promise<Row
     await raw.close();
   }
   const rawRate = median(rates.raw);
-  const sqlite = median(rates.sqlite);
+  /** A relay's rate and its ratio: the median of the rounds' ratios, each against raw in its own round. */
+  const relayRow = (store: string, got: readonly number[]): Row => {
+    const ratio = median(got.map((rate, round) => rate / rates.raw[round]!));
+    const value = median(got);
+    return {
+      metric: `OutboxPublisher from ${store} to RabbitMQ, confirmed and settled (batch ${BATCH}, ${CONCURRENCY} in flight); ratio = median of ${ROUNDS} rounds' ratios`,
+      value,
+      unit: 'msg/s',
+      baseline: { name: `raw, ${window} in flight`, value: value / ratio },
+      target: '>= 0.7x raw',
+      met: ratio >= 0.7,
+    };
+  };
   const rows: Row[] = [
     {
       metric: `raw rabbitmq-client publish with confirms (${window} in flight: the relay's window), median of ${ROUNDS} rounds`,
@@ -274,25 +302,10 @@ export async function outbox(sizes: OutboxSizes, postgres: boolean): Promise<Row
       value: median(rates.rawBatch),
       unit: 'msg/s',
     },
-    {
-      metric: `OutboxPublisher from SQLite to RabbitMQ, confirmed and settled (batch ${BATCH}, ${CONCURRENCY} in flight)`,
-      value: sqlite,
-      unit: 'msg/s',
-      baseline: { name: `raw, ${window} in flight`, value: rawRate },
-      target: '>= 0.7x raw',
-      met: sqlite >= 0.7 * rawRate,
-    },
+    relayRow('SQLite', rates.sqlite),
   ];
   if (!postgres) return rows;
-  const pgRate = median(rates.pg);
-  rows.push({
-    metric: `OutboxPublisher from PostgreSQL to RabbitMQ, confirmed and settled (batch ${BATCH}, ${CONCURRENCY} in flight)`,
-    value: pgRate,
-    unit: 'msg/s',
-    baseline: { name: `raw, ${window} in flight`, value: rawRate },
-    target: '>= 0.7x raw',
-    met: pgRate >= 0.7 * rawRate,
-  });
+  rows.push(relayRow('PostgreSQL', rates.pg));
   const latency = await enqueueLatency(sizes.enqueues);
   const notifyMedian = median(latency.notify);
   rows.push(
