@@ -5,8 +5,10 @@
  * creator that dies leaves the lease to expire; whoever calls `createFanOut` with the same
  * plan next claims it and goes on from the cursor (a chunk seeded but not yet counted is found
  * as `exists`). Chunks are seeded in batches (`seedBatchItems`, default 2 000 items), one
- * transaction per shard store, the home store's moving the cursor with its seeds; memory is one
- * batch's items, whatever the size of the source.
+ * transaction per shard store, the home store's moving the cursor with its seeds. While a batch
+ * is seeded the next one is read from the source, so the source and the store work at once;
+ * batches are still seeded one after another, in order. Memory is two batches' items, whatever
+ * the size of the source.
  */
 import { encode as defaultEncode } from './codec.js';
 import { FanOutPlanMismatchError, InvalidInputError } from './errors.js';
@@ -117,6 +119,9 @@ async function seedAndDispatch(
   let seededItems = row.seededItems;
   let renewedAt = clock();
   let turnedAt = performance.now();
+  // The batch being seeded while the next one is read: batches are seeded one after another,
+  // in order, so the cursor moves as before; only the reading of the source runs ahead.
+  let seeding: Promise<SeedOutcome> | undefined;
   for (let ended = false; !ended; ) {
     const seeds: ChunkSeed[] = [];
     while (seeds.length < perBatch) {
@@ -132,24 +137,45 @@ async function seedAndDispatch(
         break;
       }
     }
+    if (!(await seeded(seeding))) return false;
+    seeding = undefined;
     if (seeds.length === 0) break;
-    chunkId += seeds.length;
-    seededItems += seeds.reduce((sum, seed) => sum + seed.inputs.length, 0);
-    if (
-      !(await seedAll(options, seeds, { fanOutId: plan.fanOutId, token, seededChunks: chunkId, seededItems }))
-    )
-      return false;
     if (clock() - renewedAt >= leaseMs / 3) {
       if (!(await home.renewCreation(plan.fanOutId, token, clock(), leaseMs))) return false;
       renewedAt = clock();
     }
+    chunkId += seeds.length;
+    seededItems += seeds.reduce((sum, seed) => sum + seed.inputs.length, 0);
+    seeding = outcomeOf(
+      seedAll(options, seeds, { fanOutId: plan.fanOutId, token, seededChunks: chunkId, seededItems }),
+    );
   }
+  if (!(await seeded(seeding))) return false;
   const dispatchOptions = {
     total: seededItems,
     now: clock(),
     ...(options.window === undefined ? {} : { window: options.window }),
   };
   return home.dispatch(plan.fanOutId, token, dispatchOptions);
+}
+
+/** How a batch's seeding ended: its answer, or what it threw. */
+type SeedOutcome = { ok: boolean } | { error: unknown };
+
+/** A seeding's outcome, caught at once: it is awaited only after the next batch is read. */
+function outcomeOf(seeding: Promise<boolean>): Promise<SeedOutcome> {
+  return seeding.then(
+    (ok) => ({ ok }),
+    (error: unknown) => ({ error }),
+  );
+}
+
+/** True when there was no seeding or it held the lease; what it threw is thrown here. */
+async function seeded(seeding: Promise<SeedOutcome> | undefined): Promise<boolean> {
+  if (seeding === undefined) return true;
+  const outcome = await seeding;
+  if ('error' in outcome) throw outcome.error;
+  return outcome.ok;
 }
 
 /** Chunks per seed batch: `seedBatchItems` items' worth, at least one chunk, at most `MAX_SEED_BATCH`. */

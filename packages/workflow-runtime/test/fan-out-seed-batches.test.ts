@@ -89,6 +89,81 @@ describe('createFanOut: batched seeds', () => {
     expect(home.calls).toEqual(['seedChunks(0,2, cursor)', 'recordSeeded']);
   });
 
+  it('F1/F2: the next batch is read while one is seeded; batches are seeded one at a time, in order', async () => {
+    const stores = openMemoryStores();
+    const events: string[] = [];
+    let seeding = 0;
+    let most = 0;
+    const store = Object.create(stores.fanOuts) as FanOutStore;
+    store.seedChunks = async (seeds, cursor) => {
+      seeding += 1;
+      most = Math.max(most, seeding);
+      events.push(`seed ${seeds[0]!.chunkId}`);
+      // The store's answer comes on later turns, as a server's does.
+      for (let turn = 0; turn < 5; turn++) await new Promise((resolve) => setImmediate(resolve));
+      const result = await stores.fanOuts.seedChunks(seeds, cursor);
+      events.push(`seeded ${seeds[0]!.chunkId}`);
+      seeding -= 1;
+      return result;
+    };
+    const row = await createFanOut({
+      home: store,
+      shards: { main: store },
+      plan: planOf('f4', ['main']),
+      task,
+      items: (from, limit) => {
+        events.push(`read ${from / 10}`);
+        return source(60)(from, limit);
+      },
+      owner: 'a',
+      seedBatchItems: 20,
+    });
+    expect(row).toMatchObject({ status: 'dispatched', total: 60, seededChunks: 6, seededItems: 60 });
+    expect(most).toBe(1);
+    // Chunks 2 and 3 (the second batch) are read while chunks 0 and 1 are seeded, and so on.
+    expect(events).toEqual([
+      'read 0',
+      'read 1',
+      'seed 0',
+      'read 2',
+      'read 3',
+      'seeded 0',
+      'seed 2',
+      'read 4',
+      'read 5',
+      'seeded 2',
+      'seed 4',
+      'read 6',
+      'seeded 4',
+    ]);
+  });
+
+  it('F2: a store error in a batch seeded while the next is read rejects the creation with that error', async () => {
+    const stores = openMemoryStores();
+    const store = Object.create(stores.fanOuts) as FanOutStore;
+    let reads = 0;
+    store.seedChunks = async () => {
+      await new Promise((resolve) => setImmediate(resolve));
+      throw new Error('disk full');
+    };
+    const created = createFanOut({
+      home: store,
+      shards: { main: store },
+      plan: planOf('f5', ['main']),
+      task,
+      items: (from, limit) => {
+        reads += 1;
+        return source(60)(from, limit);
+      },
+      owner: 'a',
+      seedBatchItems: 20,
+    });
+    await expect(created).rejects.toThrow('disk full');
+    // The first batch (2 pages) and the one read while it was seeded, no further.
+    expect(reads).toBe(4);
+    expect((await stores.fanOuts.get('f5'))?.seededChunks).toBe(0);
+  });
+
   it('L7: a seedBatchItems that is not an integer >= 1 is refused before anything is written', async () => {
     const stores = openMemoryStores();
     for (const seedBatchItems of [0, 1.5, Number.NaN]) {
