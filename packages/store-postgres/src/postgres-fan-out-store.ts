@@ -441,11 +441,9 @@ function withoutNul(text: string): string {
  */
 function checkedResults(op: string, ref: ChunkClaimRef, results: readonly ItemResult[]): ItemResult[] {
   checkItemResults(ref, results);
-  refuseNul(
-    op,
-    undefined,
-    Object.fromEntries(results.map((r, i) => [`results[${i}]`, r.status === 'succeeded' ? r.output : ''])),
-  );
+  const nul = results.findIndex((r) => r.status === 'succeeded' && hasNul(r.output));
+  if (nul >= 0)
+    refuseNul(op, undefined, { [`results[${nul}]`]: (results[nul] as { output: string }).output });
   const first = results[0];
   if (first !== undefined && refHasNul(ref))
     throw new FanOutStaleAttemptError(ref.fanOutId, ref.chunkId, first.index, 'the chunk lease is not held');

@@ -87,6 +87,9 @@ const resultSchema = z.discriminatedUnion('status', [
   }),
 ]);
 
+/** A batch of results, built once: every store checks every batch it is given. */
+const resultsSchema = z.array(resultSchema);
+
 function parse<T>(schema: z.ZodType<T>, value: unknown, where: string): T {
   const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data;
@@ -135,7 +138,7 @@ export function checkClaimChunk(request: ClaimChunkRequest): void {
 /** Check a batch of results: well-formed, each index once; throws `InvalidInputError`. */
 export function checkItemResults(claim: ChunkClaimRef, results: readonly ItemResult[]): void {
   const where = `fan-out "${claim.fanOutId}" chunk ${claim.chunkId} results`;
-  parse(z.array(resultSchema), results, where);
+  parse(resultsSchema, results, where);
   const seen = new Set<number>();
   results.forEach((result, i) => {
     if (seen.has(result.index))
