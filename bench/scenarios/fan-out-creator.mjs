@@ -2,14 +2,16 @@
  * Child process of the fan-out bench's creator-memory rows: creates one fan-out of argv[3] items
  * (chunk size 100, no workers) on SQLite (`sqlite`, a fresh file) or PostgreSQL (`postgres
  * <schema>`), as an application's creator process would, and prints one JSON line: the peak
- * RSS of the process (the kernel's `maxRSS`, so nothing between two samples is missed), the RSS
+ * RSS of the process (the kernel's high-water mark of its memory, so nothing between two
+ * samples is missed: `VmHWM` of /proc/self/status; not `resourceUsage().maxRSS`, which on Linux
+ * keeps the RSS of the parent that spawned the process, the bench's own), the RSS
  * once the packages are loaded and the stores open, the V8 heap's peak as sampled at each
  * page the source is asked for, and the creation's milliseconds.
  *
  * Plain JavaScript, run by plain `node`: it loads the built packages (`dist`) and no loader,
  * as an application does.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openPostgresStores } from '@skein/store-postgres';
@@ -30,6 +32,13 @@ const trivial = defineTask({
     return { score: input.i };
   },
 });
+
+/** This process's peak RSS in MB: `VmHWM` (kB) where /proc has it, else the kernel's `maxRSS`. */
+function highWaterMb() {
+  const status = '/proc/self/status';
+  const kb = existsSync(status) ? /^VmHWM:\s+(\d+) kB/m.exec(readFileSync(status, 'utf8'))?.[1] : undefined;
+  return ((kb === undefined ? process.resourceUsage().maxRSS : Number(kb)) * 1024) / MB;
+}
 
 const dir = mkdtempSync(join(tmpdir(), 'skein-bench-fanout-creator-'));
 const stores =
@@ -63,7 +72,7 @@ await createFanOut({
 });
 const ms = performance.now() - start;
 heapPeak = Math.max(heapPeak, process.memoryUsage().heapTotal);
-const peakRss = (process.resourceUsage().maxRSS * 1024) / MB;
+const peakRss = highWaterMb();
 await stores.close();
 rmSync(dir, { recursive: true, force: true });
 console.log(JSON.stringify({ peakRss, loadedRss: loaded / MB, heapPeak: heapPeak / MB, ms }));
