@@ -4,10 +4,10 @@
  * connection it ran on goes back to the server's setting and the appends after it on the same
  * pooled connection stay as durable as configured.
  */
-import pg from 'pg';
+import type pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { claimQuery, publishAllQuery } from '../src/outbox-queries.js';
-import { openTestStores, PG_URL, whenPostgres } from './support/pg.js';
+import { clientOn, openTestStores, whenPostgres } from './support/pg.js';
 
 whenPostgres(() => {
   describe('postgres outbox: relaxed commits of the relay', () => {
@@ -27,8 +27,7 @@ whenPostgres(() => {
       await stores.outbox.write(
         ['a', 'b'].map((key) => ({ id: `m-${key}`, topic: 't', key, payload: '{}', createdAt: 1_000 })),
       );
-      client = new pg.Client({ connectionString: PG_URL, options: `-c search_path=${stores.schema}` });
-      await client.connect();
+      client = await clientOn(stores.schema);
       return client;
     }
 

@@ -6,10 +6,10 @@
  * table (analysed). The proof is PostgreSQL's own count of the rows each statement read from
  * the deliveries table, flushed by the connection that ran it.
  */
-import pg from 'pg';
+import type pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { claimQuery, publishAllQuery } from '../src/outbox-queries.js';
-import { openTestStores, PG_URL, whenPostgres } from './support/pg.js';
+import { clientOn, openTestStores, whenPostgres } from './support/pg.js';
 
 const BACKLOG = 3_000;
 const BATCH = 50;
@@ -46,8 +46,7 @@ whenPostgres(() => {
             createdAt: 1_000 + from + k,
           })),
         );
-      client = new pg.Client({ connectionString: PG_URL, options: `-c search_path=${stores.schema}` });
-      await client.connect();
+      client = await clientOn(stores.schema);
       return client;
     }
 

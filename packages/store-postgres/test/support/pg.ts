@@ -61,6 +61,13 @@ export async function adminQuery<Row extends pg.QueryResultRow>(
   }
 }
 
+/** A connection of the test's own whose `search_path` is `schema`; the caller ends it. */
+export async function clientOn(schema: string): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: PG_URL, options: `-c search_path=${schema}` });
+  await client.connect();
+  return client;
+}
+
 /** Drop `schema` and everything in it. */
 export async function dropSchema(schema: string): Promise<void> {
   const client = new pg.Client({ connectionString: PG_URL });
