@@ -53,6 +53,7 @@ import {
 } from '@skein/workflow-runtime/spi';
 import type pg from 'pg';
 import type { Database, Query } from './database.js';
+import { NulInTextError } from './errors.js';
 import {
   claimInOneStatement,
   releaseDone,
@@ -442,8 +443,7 @@ function withoutNul(text: string): string {
 function checkedResults(op: string, ref: ChunkClaimRef, results: readonly ItemResult[]): ItemResult[] {
   checkItemResults(ref, results);
   const nul = results.findIndex((r) => r.status === 'succeeded' && hasNul(r.output));
-  if (nul >= 0)
-    refuseNul(op, undefined, { [`results[${nul}]`]: (results[nul] as { output: string }).output });
+  if (nul >= 0) throw new NulInTextError(undefined, `results[${nul}]`, op);
   const first = results[0];
   if (first !== undefined && refHasNul(ref))
     throw new FanOutStaleAttemptError(ref.fanOutId, ref.chunkId, first.index, 'the chunk lease is not held');
