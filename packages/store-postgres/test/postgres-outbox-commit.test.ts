@@ -5,31 +5,18 @@
  * pooled connection stay as durable as configured.
  */
 import type pg from 'pg';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { claimQuery, publishAllQuery } from '../src/outbox-queries.js';
-import { clientOn, openTestStores, whenPostgres } from './support/pg.js';
+import { outboxOnSchema, whenPostgres } from './support/pg.js';
 
 whenPostgres(() => {
   describe('postgres outbox: relaxed commits of the relay', () => {
-    let client: pg.Client | undefined;
-    let close: (() => Promise<void>) | undefined;
-    afterEach(async () => {
-      await client?.end();
-      await close?.();
-      client = undefined;
-      close = undefined;
-    });
-
+    const onSchema = outboxOnSchema();
     /** A client on the schema of fresh stores holding two pending messages. */
-    async function setUp(): Promise<pg.Client> {
-      const stores = await openTestStores();
-      close = () => stores.close();
-      await stores.outbox.write(
+    const setUp = () =>
+      onSchema(
         ['a', 'b'].map((key) => ({ id: `m-${key}`, topic: 't', key, payload: '{}', createdAt: 1_000 })),
       );
-      client = await clientOn(stores.schema);
-      return client;
-    }
 
     const setting = async (c: pg.Client) =>
       (await c.query<{ synchronous_commit: string }>('SHOW synchronous_commit')).rows[0]!.synchronous_commit;

@@ -7,9 +7,9 @@
  * the deliveries table, flushed by the connection that ran it.
  */
 import type pg from 'pg';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { claimQuery, publishAllQuery } from '../src/outbox-queries.js';
-import { clientOn, openTestStores, whenPostgres } from './support/pg.js';
+import { outboxOnSchema, whenPostgres } from './support/pg.js';
 
 const BACKLOG = 3_000;
 const BATCH = 50;
@@ -23,32 +23,18 @@ interface Reads {
 
 whenPostgres(() => {
   describe('postgres outbox: the relay reads its batch, not the backlog', () => {
-    let client: pg.Client | undefined;
-    let close: (() => Promise<void>) | undefined;
-    afterEach(async () => {
-      await client?.end();
-      await close?.();
-      client = undefined;
-      close = undefined;
-    });
-
+    const onSchema = outboxOnSchema();
     /** A client on the schema of fresh stores holding `BACKLOG` pending messages, never analysed. */
-    async function setUp(): Promise<pg.Client> {
-      const stores = await openTestStores();
-      close = () => stores.close();
-      for (let from = 0; from < BACKLOG; from += 1_000)
-        await stores.outbox.write(
-          Array.from({ length: 1_000 }, (_, k) => ({
-            id: `m-${String(from + k).padStart(6, '0')}`,
-            topic: 't',
-            key: String(from + k),
-            payload: '{}',
-            createdAt: 1_000 + from + k,
-          })),
-        );
-      client = await clientOn(stores.schema);
-      return client;
-    }
+    const setUp = () =>
+      onSchema(
+        Array.from({ length: BACKLOG }, (_, k) => ({
+          id: `m-${String(k).padStart(6, '0')}`,
+          topic: 't',
+          key: String(k),
+          payload: '{}',
+          createdAt: 1_000 + k,
+        })),
+      );
 
     /** What `run` made this connection read from the deliveries table and its indexes. */
     async function readsOf(c: pg.Client, run: () => Promise<unknown>): Promise<Reads> {

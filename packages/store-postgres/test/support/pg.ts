@@ -4,8 +4,9 @@
  * (a failure under `CI=true`).
  */
 import { openPostgresStores, type PostgresStores, type PostgresStoresOptions } from '@skein/store-postgres';
+import type { OutboxMessage } from '@skein/workflow-runtime/spi';
 import pg from 'pg';
-import { it } from 'vitest';
+import { afterEach, it } from 'vitest';
 
 /** The server the tests use. */
 export const PG_URL = process.env.SKEIN_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -61,11 +62,30 @@ export async function adminQuery<Row extends pg.QueryResultRow>(
   }
 }
 
-/** A connection of the test's own whose `search_path` is `schema`; the caller ends it. */
-export async function clientOn(schema: string): Promise<pg.Client> {
-  const client = new pg.Client({ connectionString: PG_URL, options: `-c search_path=${schema}` });
-  await client.connect();
-  return client;
+/**
+ * For a block of tests of the outbox's statements: a function that opens fresh stores, writes
+ * `messages` to their outbox (a thousand a call) and gives a connection on their schema. The
+ * connection and the stores are closed after each test.
+ */
+export function outboxOnSchema(): (messages: readonly OutboxMessage[]) => Promise<pg.Client> {
+  const open: { client?: pg.Client; stores?: PostgresStores } = {};
+  afterEach(async () => {
+    await open.client?.end();
+    await open.stores?.close();
+    open.client = undefined;
+    open.stores = undefined;
+  });
+  return async (messages) => {
+    open.stores = await openTestStores();
+    for (let from = 0; from < messages.length; from += 1_000)
+      await open.stores.outbox.write(messages.slice(from, from + 1_000));
+    open.client = new pg.Client({
+      connectionString: PG_URL,
+      options: `-c search_path=${open.stores.schema}`,
+    });
+    await open.client.connect();
+    return open.client;
+  };
 }
 
 /** Drop `schema` and everything in it. */
