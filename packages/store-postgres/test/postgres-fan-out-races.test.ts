@@ -5,9 +5,9 @@
  * under the recovery, whose write-back would otherwise drop the accepted results (F6).
  */
 import { FanOutStaleAttemptError } from '@skein/workflow-runtime';
-import { INITIAL_WRITE_EPOCH } from '@skein/workflow-runtime/spi';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
+import { claimedChunkOfThree } from './support/fan-out-chunk.js';
 import { openTestStores, PG_URL, whenPostgres } from './support/pg.js';
 
 whenPostgres(() => {
@@ -17,44 +17,7 @@ whenPostgres(() => {
       const other = new pg.Client({ connectionString: PG_URL, options: `-c search_path=${stores.schema}` });
       await other.connect();
       try {
-        const plan = {
-          fanOutId: 'f1',
-          executionId: 'e1',
-          name: 'cases',
-          task: 'score',
-          taskVersion: 1,
-          chunkSize: 3,
-          shards: ['main'],
-          required: true,
-          maxAttempts: 2,
-        };
-        const { token } = await stores.fanOuts.create(plan, { owner: 'a', now: 1_000, ttlMs: 60_000 });
-        const inputs = ['{"i":0}', '{"i":1}', '{"i":2}'];
-        const seed = { fanOutId: 'f1', shard: 'main', chunkId: 0, storeAlias: 'main', firstIndex: 0, inputs };
-        const cursor = { fanOutId: 'f1', token: token!, seededChunks: 1, seededItems: 3 };
-        await stores.fanOuts.seedChunks(
-          [{ ...seed, writeEpoch: INITIAL_WRITE_EPOCH, maxAttempts: 2, now: 1_000 }],
-          cursor,
-        );
-        expect(await stores.fanOuts.dispatch('f1', token!, { total: 3, now: 1_000 })).toBe(true);
-        const claimed = await stores.fanOuts.claimChunk({
-          fanOutId: 'f1',
-          shard: 'main',
-          chunkId: 0,
-          writeEpoch: INITIAL_WRITE_EPOCH,
-          workerId: 'w1',
-          now: 2_000,
-          leaseMs: 10_000,
-        });
-        if (!claimed.claimed) throw new Error(`claim refused: ${claimed.reason}`);
-        const { claim } = claimed;
-        const ref = {
-          fanOutId: 'f1',
-          shard: 'main',
-          chunkId: 0,
-          workerId: 'w1',
-          leaseToken: claim.leaseToken,
-        };
+        const { claim, ref } = await claimedChunkOfThree(stores.fanOuts, 'f1', 'w1');
         // Another transaction holds the chunk row, as a recovery does while it decides.
         await other.query('BEGIN');
         await other.query(

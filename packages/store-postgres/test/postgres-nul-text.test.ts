@@ -4,9 +4,10 @@
  * before anything is sent; a key that only selects rows finds nothing, also without a query.
  */
 import { NulInTextError, type PostgresStores } from '@skein/store-postgres';
-import { encodeCursor, INITIAL_WRITE_EPOCH } from '@skein/workflow-runtime/spi';
+import { encodeCursor } from '@skein/workflow-runtime/spi';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { claimedChunkOfThree } from './support/fan-out-chunk.js';
 import { openTestStores, PG_URL, whenPostgres } from './support/pg.js';
 
 const NUL = '\u0000';
@@ -201,49 +202,8 @@ whenPostgres(() => {
 
     it('fan-outs: U+0000 in the output of a result is refused unsent, naming the result; the items stay running', async () => {
       const fanOuts = stores.fanOuts;
-      const plan = {
-        fanOutId: 'nul',
-        executionId: 'e-nul',
-        name: 'cases',
-        task: 'score',
-        taskVersion: 1,
-        chunkSize: 3,
-        shards: ['main'],
-        required: true,
-        maxAttempts: 2,
-      };
-      const { token } = await fanOuts.create(plan, { owner: 'a', now: 1_000, ttlMs: 60_000 });
-      const seed = {
-        fanOutId: 'nul',
-        shard: 'main',
-        chunkId: 0,
-        storeAlias: 'main',
-        firstIndex: 0,
-        inputs: ['{"i":0}', '{"i":1}', '{"i":2}'],
-        writeEpoch: INITIAL_WRITE_EPOCH,
-        maxAttempts: 2,
-        now: 1_000,
-      };
-      await fanOuts.seedChunks([seed], { fanOutId: 'nul', token: token!, seededChunks: 1, seededItems: 3 });
-      expect(await fanOuts.dispatch('nul', token!, { total: 3, now: 1_000 })).toBe(true);
-      const claimed = await fanOuts.claimChunk({
-        fanOutId: 'nul',
-        shard: 'main',
-        chunkId: 0,
-        writeEpoch: INITIAL_WRITE_EPOCH,
-        workerId: 'w',
-        now: 2_000,
-        leaseMs: 60_000,
-      });
-      if (!claimed.claimed) throw new Error(`claim refused: ${claimed.reason}`);
-      const ref = {
-        fanOutId: 'nul',
-        shard: 'main',
-        chunkId: 0,
-        workerId: 'w',
-        leaseToken: claimed.claim.leaseToken,
-      };
-      const results = claimed.claim.items.map((item) => ({
+      const { claim, ref } = await claimedChunkOfThree(fanOuts, 'nul', 'w');
+      const results = claim.items.map((item) => ({
         index: item.index,
         attemptId: item.attemptId,
         attempt: item.attempt,
