@@ -172,10 +172,12 @@ whenPostgres(() => {
     it('slots held by SIGKILLed nodes come back within the lease TTL: the queue never deadlocks', async () => {
       const a = await arena();
       const workflow = a.client.workflow('q-work');
+      // Each step lasts 2 s, so no run ends (and frees its slot) between the moment all four
+      // slots are seen held and the kills landing; with 400 ms one could on a slow host.
       for (let i = 0; i < 20; i++)
         await a.client.enqueue(
           workflow,
-          { queue: 'limited', ms: 400 },
+          { queue: 'limited', ms: 2_000 },
           { queue: limited, executionId: `d-${i}` },
         );
       const first = [a.nodes.spawn(), a.nodes.spawn(), a.nodes.spawn()];
