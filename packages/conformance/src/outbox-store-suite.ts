@@ -359,6 +359,25 @@ export function outboxStoreSuite({ name, open }: OutboxStoreSuiteOptions): void 
       }),
     );
 
+    it(
+      'list refuses a status, a cursor or a limit it cannot honour, naming the field',
+      run(async ({ outbox }) => {
+        await outbox.write([message('t', 'k')]);
+        const queries: [unknown, string][] = [
+          [{ status: 'sent' }, 'status'],
+          [{ limit: 0 }, 'limit'],
+          [{ limit: 2.5 }, 'limit'],
+          [{ after: 7 }, 'after'],
+        ];
+        for (const [query, field] of queries) {
+          const refused = await rejectionOf(outbox.list(query as Parameters<OutboxStore['list']>[0]));
+          expect(refused.name).toBe('InvalidInputError');
+          expect(refused.message).toContain(field);
+        }
+        expect(await outbox.list()).toHaveLength(1);
+      }),
+    );
+
     outboxPruneCases(run);
     outboxHeaderCases(run);
   });

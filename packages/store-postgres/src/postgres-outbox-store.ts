@@ -9,6 +9,7 @@ import {
   type ClaimDeliveriesOptions,
   type ClaimedDelivery,
   checkClaimOptions,
+  checkListQuery,
   checkOutboxMessages,
   checkPruneOptions,
   DEFAULT_MAX_DELIVERY_ATTEMPTS,
@@ -127,8 +128,9 @@ export class PostgresOutboxStore implements OutboxStore {
     );
   }
 
-  async list(query: ListDeliveriesQuery = {}): Promise<OutboxDelivery[]> {
-    const q = listDeliveriesQuery(query.status ?? null, query.after ?? '', query.limit ?? 100);
+  async list(query?: ListDeliveriesQuery): Promise<OutboxDelivery[]> {
+    const { status, after, limit } = checkListQuery(query);
+    const q = listDeliveriesQuery(status, after, limit);
     return (await this.db.query<DeliveryRow>('outbox.list', q)).rows.map(deliveryOf);
   }
 }

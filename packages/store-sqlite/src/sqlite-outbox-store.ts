@@ -10,6 +10,7 @@ import {
   type ClaimDeliveriesOptions,
   type ClaimedDelivery,
   checkClaimOptions,
+  checkListQuery,
   checkOutboxMessages,
   checkPruneOptions,
   DEFAULT_MAX_DELIVERY_ATTEMPTS,
@@ -148,12 +149,12 @@ export class SqliteOutboxStore implements OutboxStore {
     return row === undefined ? null : deliveryOf(row);
   }
 
-  async list(query: ListDeliveriesQuery = {}): Promise<OutboxDelivery[]> {
-    const page = { after: query.after ?? '', limit: query.limit ?? 100 };
+  async list(query?: ListDeliveriesQuery): Promise<OutboxDelivery[]> {
+    const { status, after, limit } = checkListQuery(query);
     const rows =
-      query.status === undefined
-        ? this.statements.list.all(page)
-        : this.statements.listIn.all({ ...page, status: query.status });
+      status === null
+        ? this.statements.list.all({ after, limit })
+        : this.statements.listIn.all({ after, limit, status });
     return rows.map(deliveryOf);
   }
 

@@ -94,9 +94,11 @@ export {
   MemoryTimerStore,
 } from './memory/index.js';
 export {
+  type CheckedListQuery,
   type ClaimDeliveriesOptions,
   type ClaimedDelivery,
   checkClaimOptions,
+  checkListQuery,
   checkOutboxMessages,
   checkPruneOptions,
   DEFAULT_MAX_DELIVERY_ATTEMPTS,

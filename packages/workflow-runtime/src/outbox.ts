@@ -296,6 +296,32 @@ export function checkPruneOptions(options: PruneDeliveriesOptions): number {
   return limit;
 }
 
+/** A list query with its defaults filled in, as `checkListQuery` returns it. */
+export interface CheckedListQuery {
+  status: DeliveryStatus | null;
+  after: string;
+  limit: number;
+}
+
+const DELIVERY_STATUSES: readonly string[] = ['pending', 'published', 'retired'];
+
+/**
+ * Check a list query; throws `InvalidInputError` naming the field. Returns it with its defaults
+ * (every status, from the first message id, 100 deliveries).
+ */
+export function checkListQuery(query: ListDeliveriesQuery | undefined): CheckedListQuery {
+  const issues: { path: string; message: string }[] = [];
+  const { status, after, limit = 100 } = query ?? {};
+  if (status !== undefined && !DELIVERY_STATUSES.includes(status))
+    issues.push({ path: 'status', message: `must be pending, published or retired, got ${String(status)}` });
+  if (after !== undefined && typeof after !== 'string')
+    issues.push({ path: 'after', message: `must be a message id (a string), got ${typeof after}` });
+  if (!Number.isSafeInteger(limit) || limit < 1)
+    issues.push({ path: 'limit', message: `must be an integer >= 1, got ${limit}` });
+  if (issues.length > 0) throw new InvalidInputError('outbox list query', issues);
+  return { status: status ?? null, after: after ?? '', limit };
+}
+
 /** Deliveries one `prune` deletes at most, unless the caller says otherwise. */
 export const DEFAULT_PRUNE_LIMIT = 1_000;
 

@@ -5,6 +5,7 @@ import {
   type ClaimDeliveriesOptions,
   type ClaimedDelivery,
   checkClaimOptions,
+  checkListQuery,
   checkOutboxMessages,
   checkPruneOptions,
   DEFAULT_MAX_DELIVERY_ATTEMPTS,
@@ -135,11 +136,11 @@ export class MemoryOutboxStore implements OutboxStore {
     return row === undefined ? null : { ...row };
   }
 
-  async list(query: ListDeliveriesQuery = {}): Promise<OutboxDelivery[]> {
-    const limit = query.limit ?? 100;
+  async list(query?: ListDeliveriesQuery): Promise<OutboxDelivery[]> {
+    const { status, after, limit } = checkListQuery(query);
     return [...this.deliveries.values()]
-      .filter((row) => query.status === undefined || row.status === query.status)
-      .filter((row) => query.after === undefined || compare(row.id, query.after) > 0)
+      .filter((row) => status === null || row.status === status)
+      .filter((row) => compare(row.id, after) > 0)
       .sort((a, b) => compare(a.id, b.id))
       .slice(0, limit)
       .map((row) => ({ ...row }));
