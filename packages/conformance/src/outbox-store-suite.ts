@@ -360,6 +360,41 @@ export function outboxStoreSuite({ name, open }: OutboxStoreSuiteOptions): void 
     );
 
     it(
+      'list by status pages each status by message id: pending ones whatever their availability, claims among them',
+      run(async ({ outbox }) => {
+        // Ids ascend while availability descends: the order of availability is the ids' reversed.
+        const messages = Array.from({ length: 8 }, (_, i) => message('t', `k${i}`, 1_000, 2_000 - i * 100));
+        await outbox.write(messages);
+        const ids = messages.map((m) => m.id).sort();
+        const byId = (deliveries: readonly { id: string }[]) => deliveries.map((d) => d.id);
+        const settled = await outbox.claim(claimOf(2_000, 3)); // the three available first
+        await outbox.markPublishedAll(
+          settled.slice(0, 2).map((d) => ({ id: d.id, token: d.claimToken })),
+          2_001,
+        );
+        expect(await outbox.retire(settled[2]!.id, settled[2]!.claimToken, 'by hand', 2_002)).toBe(true);
+        const [claimed] = await outbox.claim({ ...claimOf(2_003, 1), leaseMs: 5_000 });
+        const pending = ids.filter((id) => !settled.some((d) => d.id === id));
+        expect(byId(await outbox.list({ status: 'pending', limit: 3 }))).toEqual(pending.slice(0, 3));
+        expect(byId(await outbox.list({ status: 'pending', after: pending[2]! }))).toEqual(pending.slice(3));
+        const listedClaim = (await outbox.list({ status: 'pending' })).find((d) => d.id === claimed!.id);
+        expect(listedClaim).toEqual(await outbox.get(claimed!.id));
+        expect(listedClaim).toMatchObject({
+          claimToken: claimed!.claimToken,
+          availableAt: 7_003,
+          attempts: 1,
+        });
+        const published = byId(settled.slice(0, 2)).sort();
+        expect(byId(await outbox.list({ status: 'published' }))).toEqual(published);
+        expect(byId(await outbox.list({ status: 'published', after: published[0]! }))).toEqual([
+          published[1],
+        ]);
+        expect(byId(await outbox.list({ status: 'retired' }))).toEqual([settled[2]!.id]);
+        expect(byId(await outbox.list())).toEqual(ids);
+      }),
+    );
+
+    it(
       'list refuses a status, a cursor or a limit it cannot honour, naming the field',
       run(async ({ outbox }) => {
         await outbox.write([message('t', 'k')]);

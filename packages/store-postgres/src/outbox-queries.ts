@@ -1,4 +1,4 @@
-/** The outbox's statements (migrations 0010 and 0013), one query per function. */
+/** The outbox's statements (migrations 0010, 0013, 0015 and 0016), one query per function. */
 import type { AppendRequest, OutboxDelivery, OutboxMessage } from '@skein/workflow-runtime/spi';
 import type { Query } from './database.js';
 
@@ -201,21 +201,17 @@ export function selectDeliveryQuery(messageId: string): Query {
 }
 
 /**
- * Deliveries after a message id, in one status or any, ordered by id: a statement for each, so
- * the generic plan of a prepared statement never walks every delivery to find one status.
+ * Deliveries after a message id, in one status or any, ordered by id, through
+ * `skein_outbox_list` (migration 0016): each read from the index that holds just those rows, with
+ * a plan that does not depend on statistics, so no page walks the deliveries of another status.
  */
 export function listDeliveriesQuery(status: string | null, after: string, limit: number): Query {
-  if (status === null)
-    return {
-      name: 'skein_outbox_list',
-      text: `SELECT ${DELIVERY_COLUMNS} FROM ${JOINED} WHERE d.message_id > $1 ORDER BY d.message_id LIMIT $2`,
-      values: [after, limit],
-    };
   return {
-    name: 'skein_outbox_list_status',
+    name: 'skein_outbox_list',
     text:
-      `SELECT ${DELIVERY_COLUMNS} FROM ${JOINED} WHERE d.status = $1 ` +
-      'AND d.message_id > $2 ORDER BY d.message_id LIMIT $3',
+      'SELECT id, topic, key, payload, created_at AS "createdAt", status, available_at AS "availableAt", ' +
+      'attempts, claim_token AS "claimToken", last_error AS "lastError", settled_at AS "settledAt", headers ' +
+      'FROM skein_outbox_list($1, $2, $3)',
     values: [status, after, limit],
   };
 }
@@ -244,22 +240,13 @@ export function publishAllQuery(claims: readonly { id: string; token: string }[]
 
 /**
  * Delete up to `limit` published deliveries settled before `before` (oldest message first,
- * skipping rows another pruner holds) and their ledger rows, in one statement.
+ * skipping rows another pruner holds) and their ledger rows, in one statement, through
+ * `skein_outbox_prune` (migration 0016); its one row is how many it deleted.
  */
 export function pruneQuery(before: number, limit: number): Query {
   return {
     name: 'skein_outbox_prune',
-    text: `
-WITH old AS (
-  SELECT message_id FROM skein_outbox_deliveries
-  WHERE status = 'published' AND settled_at < $1
-  ORDER BY message_id LIMIT $2 FOR UPDATE SKIP LOCKED
-),
-gone AS (
-  DELETE FROM skein_outbox_deliveries d USING old WHERE d.message_id = old.message_id
-  RETURNING d.message_id
-)
-DELETE FROM skein_outbox_events e USING gone WHERE e.message_id = gone.message_id`,
+    text: 'SELECT skein_outbox_prune($1, $2) AS pruned',
     values: [before, limit],
   };
 }

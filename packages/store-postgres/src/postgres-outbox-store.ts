@@ -117,7 +117,7 @@ export class PostgresOutboxStore implements OutboxStore {
   async prune(options: PruneDeliveriesOptions): Promise<number> {
     const limit = checkPruneOptions(options);
     const query = pruneQuery(options.settledBefore, limit);
-    return (await this.db.query('outbox.prune', query)).rowCount ?? 0;
+    return (await this.db.query<{ pruned: number }>('outbox.prune', query)).rows[0]!.pruned;
   }
 
   async get(messageId: string): Promise<OutboxDelivery | null> {
