@@ -21,8 +21,8 @@ import {
   type RescheduleOutcome,
 } from '@skein/workflow-runtime/spi';
 import type { Database } from './database.js';
-import { isUniqueViolation } from './errors.js';
-import { refuseNul } from './nul-text.js';
+import { isUniqueViolation, NulInTextError } from './errors.js';
+import { hasNul } from './nul-text.js';
 import {
   type ClaimedRow,
   claimQuery,
@@ -161,14 +161,13 @@ export function refuseNulIn(
   executionId?: string,
 ): void {
   messages.forEach((m, i) => {
-    refuseNul(operation, executionId, {
-      [`outbox[${i}].id`]: m.id,
-      [`outbox[${i}].topic`]: m.topic,
-      [`outbox[${i}].key`]: m.key,
-      [`outbox[${i}].payload`]: m.payload,
-    });
+    for (const field of MESSAGE_TEXTS)
+      if (hasNul(m[field])) throw new NulInTextError(executionId, `outbox[${i}].${field}`, operation);
   });
 }
+
+/** The text fields of a message that its rows store (headers are printable ASCII: checked before). */
+const MESSAGE_TEXTS = ['id', 'topic', 'key', 'payload'] as const;
 
 /** A diagnostic as `text` can hold it: U+0000 shown as an escape. */
 function withoutNul(text: string): string {

@@ -1,5 +1,5 @@
 /**
- * U+0000 in the timer, lease, signal, snapshot and fan-out stores (the event store's refusals are in
+ * U+0000 in the timer, lease, signal, snapshot, outbox and fan-out stores (the event store's refusals are in
  * postgres-append.test.ts): a value that would be stored is refused with `NulInTextError`
  * before anything is sent; a key that only selects rows finds nothing, also without a query.
  */
@@ -198,6 +198,26 @@ whenPostgres(() => {
       }
       expect(queries).not.toHaveBeenCalled();
       await expect(events.listExecutions({ workflow: 'wf' })).resolves.toEqual({ items: [] });
+    });
+
+    it('outbox: U+0000 in any text of any message is refused unsent, naming the message and the field', async () => {
+      const message = (k: number) => ({
+        id: `nul-${k}`,
+        topic: 't',
+        key: `k${k}`,
+        payload: '{}',
+        createdAt: 1,
+      });
+      const queries = watchQueries();
+      for (const field of ['id', 'topic', 'key', 'payload'] as const) {
+        const messages = [message(0), { ...message(1), [field]: `a${NUL}b` }];
+        const write = stores.outbox.write(messages);
+        await expect(write).rejects.toBeInstanceOf(NulInTextError);
+        await expect(write).rejects.toMatchObject({ field: `outbox[1].${field}`, operation: 'outbox.write' });
+      }
+      expect(queries).not.toHaveBeenCalled();
+      queries.mockRestore();
+      expect(await stores.outbox.list()).toEqual([]);
     });
 
     it('fan-outs: U+0000 in the output of a result is refused unsent, naming the result; the items stay running', async () => {
