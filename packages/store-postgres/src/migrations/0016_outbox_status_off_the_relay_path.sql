@@ -43,10 +43,12 @@ $$;
 -- cursor and sorted them (never analysed), and a prune the same.
 
 -- Deliveries after p_after by message id, at most p_limit: of one status, or of any when p_status
--- is null. Any: the primary key. Published, retired: the partial index of the status. Pending:
--- the pending index (available_at, message_id), the only order it gives asked of the inner read
--- so that it is the one plan: a page reads every pending delivery after the cursor (a relay
--- keeps few) and sorts them by id; read by the primary key it would walk the settled ones too.
+-- is null. Each branch finds the page's ids in the index that holds just those rows: any status,
+-- the primary key; published and retired, the partial index of the status; pending, the pending
+-- index (available_at, message_id), the only order it gives asked of the inner read so that it
+-- is the one plan: a page reads every pending delivery after the cursor (a relay keeps few) and
+-- sorts them by id; read by the primary key it would walk the settled ones too. The page's rows
+-- are then looked up by id.
 CREATE FUNCTION skein_outbox_list(p_status text, p_after text, p_limit integer)
 RETURNS TABLE (
   id text, topic text, key text, payload text, created_at bigint, status text, available_at bigint,
@@ -57,44 +59,43 @@ SET search_path FROM CURRENT
 SET enable_seqscan = off SET enable_bitmapscan = off SET enable_sort = off
 SET enable_hashjoin = off SET enable_mergejoin = off SET jit = off SET plan_cache_mode = force_generic_plan
 AS $$
+DECLARE
+  page text[];
 BEGIN
   IF p_status IS NULL THEN
-    RETURN QUERY
-    SELECT d.message_id, e.topic, e.key, e.payload, e.created_at, d.status, d.available_at, d.attempts,
-      d.claim_token, d.last_error, d.settled_at, e.headers
-    FROM skein_outbox_deliveries d JOIN skein_outbox_events e ON e.message_id = d.message_id
-    WHERE d.message_id > p_after ORDER BY d.message_id LIMIT p_limit;
+    SELECT array_agg(a.message_id ORDER BY a.message_id) INTO page FROM (
+      SELECT x.message_id FROM skein_outbox_deliveries x
+      WHERE x.message_id > p_after ORDER BY x.message_id LIMIT p_limit
+    ) a;
   ELSIF p_status = 'pending' THEN
-    RETURN QUERY
-    WITH pending AS MATERIALIZED (
-      SELECT p.message_id FROM skein_outbox_deliveries p
-      WHERE p.status = 'pending' AND p.message_id > p_after
-      ORDER BY p.available_at, p.message_id
-    ),
-    page AS MATERIALIZED (
-      SELECT q.message_id FROM pending q ORDER BY q.message_id LIMIT p_limit
-    )
-    SELECT d.message_id, e.topic, e.key, e.payload, e.created_at, d.status, d.available_at, d.attempts,
-      d.claim_token, d.last_error, d.settled_at, e.headers
-    FROM page g
-    JOIN skein_outbox_deliveries d ON d.message_id = g.message_id
-    JOIN skein_outbox_events e ON e.message_id = g.message_id
-    ORDER BY g.message_id;
+    SELECT array_agg(a.message_id ORDER BY a.message_id) INTO page FROM (
+      SELECT q.message_id FROM (
+        SELECT x.message_id FROM skein_outbox_deliveries x
+        WHERE x.status = 'pending' AND x.message_id > p_after
+        ORDER BY x.available_at, x.message_id
+        OFFSET 0
+      ) q ORDER BY q.message_id LIMIT p_limit
+    ) a;
   ELSIF p_status = 'published' THEN
-    RETURN QUERY
-    SELECT d.message_id, e.topic, e.key, e.payload, e.created_at, d.status, d.available_at, d.attempts,
-      d.claim_token, d.last_error, d.settled_at, e.headers
-    FROM skein_outbox_deliveries d JOIN skein_outbox_events e ON e.message_id = d.message_id
-    WHERE d.status = 'published' AND d.message_id > p_after ORDER BY d.message_id LIMIT p_limit;
+    SELECT array_agg(a.message_id ORDER BY a.message_id) INTO page FROM (
+      SELECT x.message_id FROM skein_outbox_deliveries x
+      WHERE x.status = 'published' AND x.message_id > p_after ORDER BY x.message_id LIMIT p_limit
+    ) a;
   ELSIF p_status = 'retired' THEN
-    RETURN QUERY
-    SELECT d.message_id, e.topic, e.key, e.payload, e.created_at, d.status, d.available_at, d.attempts,
-      d.claim_token, d.last_error, d.settled_at, e.headers
-    FROM skein_outbox_deliveries d JOIN skein_outbox_events e ON e.message_id = d.message_id
-    WHERE d.status = 'retired' AND d.message_id > p_after ORDER BY d.message_id LIMIT p_limit;
+    SELECT array_agg(a.message_id ORDER BY a.message_id) INTO page FROM (
+      SELECT x.message_id FROM skein_outbox_deliveries x
+      WHERE x.status = 'retired' AND x.message_id > p_after ORDER BY x.message_id LIMIT p_limit
+    ) a;
   ELSE
     RAISE EXCEPTION 'no delivery status %', p_status;
   END IF;
+  RETURN QUERY
+  SELECT d.message_id, e.topic, e.key, e.payload, e.created_at, d.status, d.available_at, d.attempts,
+    d.claim_token, d.last_error, d.settled_at, e.headers
+  FROM unnest(page) WITH ORDINALITY AS g (message_id, n)
+  JOIN skein_outbox_deliveries d ON d.message_id = g.message_id
+  JOIN skein_outbox_events e ON e.message_id = g.message_id
+  ORDER BY g.n;
 END
 $$;
 
